@@ -1,0 +1,115 @@
+"""The ``gpusizer`` command line."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from .errors import GpusizerError, InputError
+
+EXIT_OK, EXIT_INVALID, EXIT_INTERNAL = 0, 2, 70
+EXT = {"text": "txt", "markdown": "md", "json": "json"}
+
+
+def _parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    p = argparse.ArgumentParser(prog="gpusizer", description="Explained GPU server recommendations "
+                                "for deep-learning workloads, from declarative rules.")
+    p.add_argument("--version", action="version", version=f"gpusizer {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    def rulebase_args(sp):
+        sp.add_argument("--rules", action="append", metavar="DIR",
+                        help="rules directory (repeatable; default: the shipped rules)")
+        sp.add_argument("--knowledge", action="append", metavar="DIR",
+                        help="knowledge directory (repeatable; default: the shipped knowledge)")
+
+    r = sub.add_parser("recommend", help="recommend a server for each workload file")
+    r.add_argument("files", nargs="+", metavar="FILE", help="workload YAML file(s)")
+    r.add_argument("--format", choices=["text", "markdown", "json"], default="text")
+    r.add_argument("-o", "--output", metavar="OUT",
+                   help="write to OUT (a directory when several files are given)")
+    rulebase_args(r)
+
+    e = sub.add_parser("explain", help="show how one conclusion was derived")
+    e.add_argument("file", metavar="FILE")
+    e.add_argument("attribute", metavar="ATTRIBUTE", help="e.g. ram.system_gb")
+    e.add_argument("--format", choices=["text", "markdown", "json"], default="text")
+    e.add_argument("--depth", type=int, metavar="N", help="stop N steps below the conclusion")
+    rulebase_args(e)
+    return p
+
+
+def _recommender(args):
+    from .api import Recommender
+    return Recommender(args.rules, args.knowledge)
+
+
+def _cmd_recommend(args) -> int:
+    from .report import render
+
+    rec = _recommender(args)
+    outputs: list[tuple[str, str]] = []
+    failed = 0
+    for name in args.files:
+        try:
+            result = rec.recommend(name)
+            outputs.append((name, render(result, args.format)))
+        except GpusizerError as exc:
+            failed += 1
+            print(exc.render(), file=sys.stderr)
+    if args.output and len(args.files) > 1:
+        out = Path(args.output)
+        out.mkdir(parents=True, exist_ok=True)
+        for name, text in outputs:
+            (out / f"{Path(name).stem}.{EXT[args.format]}").write_text(text, encoding="utf-8")
+    else:
+        if args.format == "json" and len(args.files) > 1:
+            text = "[\n" + ",\n".join(t.rstrip("\n") for _, t in outputs) + "\n]\n"
+        else:
+            text = "\n".join(t for _, t in outputs)
+        if args.output:
+            Path(args.output).write_text(text, encoding="utf-8")
+        else:
+            sys.stdout.write(text)
+    return EXIT_INVALID if failed else EXIT_OK
+
+
+def _cmd_explain(args) -> int:
+    from .report import render_explain
+    from .validate import closest
+
+    rec = _recommender(args)
+    if args.attribute not in rec.rulebase.attributes:
+        guess = closest(args.attribute, rec.rulebase.attributes)
+        raise InputError(f"unknown attribute '{args.attribute}'",
+                         help=(f"did you mean '{guess}'? " if guess else "")
+                         + "see the conclusions in 'gpusizer recommend FILE'")
+    if args.depth is not None and args.depth < 0:
+        raise InputError("--depth must be 0 or more", help="e.g. --depth 2")
+    result = rec.recommend(args.file)
+    sys.stdout.write(render_explain(result, args.attribute, args.format, args.depth))
+    return EXIT_OK
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return {"recommend": _cmd_recommend, "explain": _cmd_explain}[args.command](args)
+    except GpusizerError as exc:
+        print(exc.render(), file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as exc:  # noqa: BLE001 - last resort: a bug, not bad input
+        if os.environ.get("GPUSIZER_DEBUG"):
+            raise
+        print(f"gpusizer: internal error: {type(exc).__name__}: {exc}\n"
+              "help: this is a bug in gpusizer; rerun with GPUSIZER_DEBUG=1 for a traceback "
+              "and report it with the workload file", file=sys.stderr)
+        return EXIT_INTERNAL

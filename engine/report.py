@@ -1,0 +1,125 @@
+"""Reports: a stable JSON document, and Jinja templates fed from it."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from .resources import data_dir
+from .result import Result
+
+FORMATS = {"text": "txt", "markdown": "md"}
+
+
+def _plain(value):
+    """Values as JSON would carry them (tuples to lists), floats kept exact."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def document(result: Result) -> dict:
+    """The JSON report: stable keys, every conclusion with its rule, source and inputs."""
+    from . import __version__
+
+    rb = result.rulebase
+    w = result.workload
+    inputs = {}
+    for attr, iv in result.outcome.inputs.items():
+        inputs[attr] = {"value": _plain(iv.value), "unit": rb.attributes[attr].unit,
+                        "origin": iv.origin, "detail": iv.detail}
+    conclusions = {}
+    for attr in sorted(result.conclusions):
+        a = rb.attributes[attr]
+        if not a.report:
+            continue
+        step = result.explain(attr)
+        first = step["binding"][0]
+        conclusions[attr] = {
+            "value": _plain(step["value"]), "unit": a.unit, "description": a.description,
+            "rule": first["rule"], "summary": first["summary"], "source": first["sources"],
+            "inputs": _plain(first["inputs"]),
+            "items": first["items"],
+            "combine": a.combine, "note": step["note"],
+            "contributions": [{"rule": x["rule"], "value": _plain(x["value"]), "binding": x["binding"]}
+                              for x in step["binding"] + step["beaten"]],
+        }
+    return {
+        "gpusizer": __version__,
+        "workload": {"name": w.name, "file": w.file},
+        "input_sha256": w.sha256,
+        "inputs": inputs,
+        "conclusions": conclusions,
+        "rulebase": {"rules": len(rb.rules), "sha256": rb.sha256},
+        "firings": len(result.firings),
+    }
+
+
+def to_json(doc) -> str:
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def num(value, digits: int = 4) -> str:
+    """Numbers for people: 153.7, 0.5, 68,976,648,192 -> 68.98e9 stays readable."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "" if value is None else str(value)
+    if isinstance(value, int) or float(value).is_integer():
+        return f"{int(value):,}" if abs(value) < 1e12 else f"{value:.4g}"
+    if value == 0 or not math.isfinite(value):
+        return str(value)
+    mag = int(math.floor(math.log10(abs(value))))
+    decimals = max(0, digits - 1 - mag)
+    text = f"{value:,.{decimals}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
+
+
+def quantity(value, unit=None) -> str:
+    if isinstance(value, list):
+        return ", ".join(quantity(v) for v in value) if value else "(none)"
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {quantity(v)}" for k, v in value.items())
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    text = num(value)
+    return f"{text} {unit}" if unit and text else text
+
+
+_ENVS: dict = {}
+
+
+def environment(templates: Path | None = None):
+    import jinja2
+
+    root = Path(templates or data_dir("templates"))
+    env = _ENVS.get(root)
+    if env is None:
+        env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(root)), autoescape=False,
+                                 undefined=jinja2.StrictUndefined, trim_blocks=True,
+                                 lstrip_blocks=True, keep_trailing_newline=True)
+        env.filters["num"] = num
+        env.filters["q"] = quantity
+        env.filters["json"] = lambda v: json.dumps(_plain(v), ensure_ascii=False)
+        _ENVS[root] = env
+    return env
+
+
+def render(result: Result, fmt: str, templates: Path | None = None) -> str:
+    if fmt == "json":
+        return to_json(document(result))
+    doc = document(result)
+    tmpl = environment(templates).get_template(f"recommend.{FORMATS[fmt]}.j2")
+    return tmpl.render(doc=doc, c=doc["conclusions"], i=doc["inputs"],
+                       attributes=result.rulebase.attributes)
+
+
+def render_explain(result: Result, attr: str, fmt: str, depth: int | None = None,
+                   templates: Path | None = None) -> str:
+    tree = result.explain_tree(attr, depth)
+    if fmt == "json":
+        return to_json(_plain(tree))
+    tmpl = environment(templates).get_template(f"explain.{FORMATS[fmt]}.j2")
+    return tmpl.render(tree=tree, workload=result.workload)

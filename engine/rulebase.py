@@ -1,0 +1,325 @@
+"""Load, validate and compile a rulebase: attributes, knowledge catalogs, rules."""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import expr as X
+from .compiler import compile_rule
+from .errors import GpusizerError, InputError, Problems
+from .model import Attribute, Catalog, Field, Item, Rule, Source
+from .resources import data_dir
+from .validate import check, closest, engine_schema
+from .workload import InputSchema
+from .yamlsrc import Doc, load
+
+ATTRIBUTES_FILE = "_attributes.yaml"
+WORKLOAD_SCHEMA = "workload.schema.json"
+_PY_TYPES = {"integer": (int,), "number": (int, float), "string": (str,), "boolean": (bool,)}
+
+
+@dataclass
+class Rulebase:
+    rule_dirs: list
+    knowledge_dirs: list
+    attributes: dict  # name -> Attribute
+    catalogs: dict  # name -> Catalog
+    rules: dict  # id -> Rule, sorted by (stratum, id)
+    inputs: InputSchema
+    strata: int
+    sha256: str
+    files: dict  # display path -> sha256
+    graph: object = None  # static networkx graph: attributes and rules
+    writers: dict = field(default_factory=dict)  # attribute -> [rule ids]
+
+    def rule_ids(self) -> list:
+        return list(self.rules)
+
+
+def _display(path: Path, root: Path, label: str) -> str:
+    try:
+        return f"{label}/{path.relative_to(root).as_posix()}"
+    except ValueError:  # pragma: no cover
+        return str(path)
+
+
+def _sources(raw) -> list:
+    items = raw if isinstance(raw, list) else [raw]
+    return [Source(**s) for s in items if isinstance(s, dict)]
+
+
+def _type_ok(value, t: str) -> bool:
+    if t in ("integer", "number") and isinstance(value, bool):
+        return False
+    if t == "number" and isinstance(value, int):
+        return True
+    return isinstance(value, _PY_TYPES[t])
+
+
+def _load_catalog(doc: Doc, errors: list) -> Catalog | None:
+    found = check(doc, engine_schema("knowledge"), "a knowledge catalog")
+    if found:
+        errors.extend(found)
+        return None
+    data = doc.data
+    fields = {n: Field(name=n, type=f["type"], description=f["description"], unit=f.get("unit"),
+                       enum=f.get("enum"), required=f.get("required", False))
+              for n, f in data["fields"].items()}
+    items = {}
+    for i, raw in enumerate(data["items"]):
+        path = ("items", i)
+        if raw["id"] in items:
+            errors.append(doc.error(path + ("id",), f"duplicate item id '{raw['id']}' in catalog '{data['catalog']}'",
+                                    "ids are unique within a catalog; rename one"))
+            continue
+        values = {}
+        for key, value in raw.items():
+            if key in ("id", "name", "source", "note"):
+                continue
+            f = fields.get(key)
+            if f is None:
+                guess = closest(key, fields)
+                errors.append(doc.error(path + (key,), f"field '{key}' is not declared in catalog '{data['catalog']}'",
+                                        (f"did you mean '{guess}'? " if guess else "")
+                                        + "declare it under 'fields:' at the top of the file", key=True))
+                continue
+            if value is None:
+                continue
+            if not _type_ok(value, f.type):
+                errors.append(doc.error(path + (key,), f"'{key}' must be {f.type}, not {value!r}",
+                                        f.description))
+                continue
+            if f.enum and value not in f.enum:
+                errors.append(doc.error(path + (key,), f"'{key}': {value!r} is not one of {', '.join(map(str, f.enum))}",
+                                        "use one of the declared values or extend the field's enum"))
+                continue
+            values[key] = value
+        for f in fields.values():
+            if f.required and f.name not in values:
+                errors.append(doc.error(path, f"item '{raw['id']}' lacks required field '{f.name}'",
+                                        f.description))
+        line, _ = doc.where(path)
+        items[raw["id"]] = Item(catalog=data["catalog"], id=raw["id"], name=raw["name"], fields=values,
+                                sources=_sources(raw["source"]), file=doc.file, line=line,
+                                note=raw.get("note"))
+    return Catalog(name=data["catalog"], description=data["description"], fields=fields, items=items,
+                   file=doc.file, sources=_sources(data["source"]) if data.get("source") else [])
+
+
+def _load_attributes(doc: Doc, attributes: dict, errors: list) -> None:
+    found = check(doc, engine_schema("attributes"), "the attribute declarations")
+    if found:
+        errors.extend(found)
+        return
+    for name, a in doc.data["attributes"].items():
+        line, _ = doc.where(("attributes", name), key=True)
+        if name in attributes:
+            prev = attributes[name]
+            errors.append(doc.error(("attributes", name), f"attribute '{name}' is declared twice "
+                                    f"(also in {prev.file}:{prev.line})",
+                                    "declare each attribute once", key=True))
+            continue
+        combine = a.get("combine", "single")
+        if combine in ("argmin", "argmax") and (a["type"] != "record" or not a.get("key")):
+            errors.append(doc.error(("attributes", name), f"'{combine}' needs type: record and a 'key' field",
+                                    "e.g. type: record, combine: argmin, key: cost", key=True))
+        if combine in ("max", "min", "sum") and a["type"] not in ("number", "integer"):
+            errors.append(doc.error(("attributes", name), f"'{combine}' needs a number attribute",
+                                    "use type: number, or another combine policy", key=True))
+        if combine == "union" and a["type"] != "list":
+            errors.append(doc.error(("attributes", name), "'union' needs type: list",
+                                    "use type: list", key=True))
+        attributes[name] = Attribute(name=name, type=a["type"], description=a["description"],
+                                     unit=a.get("unit"), combine=combine, key=a.get("key"),
+                                     enum=a.get("enum"), report=a.get("report", True),
+                                     file=doc.file, line=line)
+
+
+def _load_rule(doc: Doc, path: Path, area: str, errors: list) -> Rule | None:
+    if not isinstance(doc.data, dict):
+        errors.append(InputError("a rule file must be a mapping (id, summary, when, then, source)",
+                                 file=doc.file, line=1, col=1, help="see docs or an existing rule"))
+        return None
+    found = check(doc, engine_schema("rule"), "a rule")
+    if found:
+        errors.extend(found)
+        return None
+    d = doc.data
+    if d["id"] != path.stem:
+        errors.append(doc.error(("id",), f"rule id '{d['id']}' does not match its file name '{path.name}'",
+                                f"rename the file to {d['id']}.yaml or set id: {path.stem}"))
+        return None
+    lets, then = {}, {}
+    try:
+        for name, src in (d.get("let") or {}).items():
+            where = ("let", name)
+            lets[name] = X.parse(src)
+        for name, src in d["then"].items():
+            where = ("then", name)
+            then[name] = ({k: X.parse(v) for k, v in src.items()} if isinstance(src, dict) else X.parse(src))
+    except X.ExprError as exc:
+        line, col = doc.where(where)
+        errors.append(InputError(f"rule '{d['id']}': {exc.message}", file=doc.file, line=line,
+                                 col=(col + exc.col - 1) if col and exc.col else col,
+                                 snippet=doc.line_text(line), help=exc.help))
+        return None
+    return Rule(id=d["id"], summary=d["summary"], file=doc.file, doc=doc, area=area,
+                sources=_sources(d["source"]), priority=d.get("priority", 0),
+                description=d.get("description"), when=d.get("when") or [], let=lets, then=then,
+                writes=list(d["then"]))
+
+
+def _yaml_files(root: Path):
+    return sorted(p for p in root.rglob("*.yaml") if p.is_file())
+
+
+def load_rulebase(rule_dirs=None, knowledge_dirs=None) -> Rulebase:
+    """Load and compile; raises InputError/Problems naming file:line for anything wrong."""
+    rule_dirs = [Path(p) for p in (rule_dirs or [data_dir("rules")])]
+    knowledge_dirs = [Path(p) for p in (knowledge_dirs or [data_dir("knowledge")])]
+    errors: list[GpusizerError] = []
+    hashes: dict[str, str] = {}
+
+    def read(path: Path, root: Path, label: str) -> Doc | None:
+        shown = _display(path, root, label)
+        try:
+            doc = load(path, shown)
+        except GpusizerError as exc:
+            errors.append(exc)
+            return None
+        hashes[shown] = hashlib.sha256(doc.text.encode("utf-8")).hexdigest()
+        return doc
+
+    for d in rule_dirs + knowledge_dirs:
+        if not d.is_dir():
+            raise InputError("directory not found", file=str(d),
+                             help="give an existing directory with --rules / --knowledge")
+
+    # knowledge: catalogs and the workload schema
+    catalogs: dict[str, Catalog] = {}
+    schema_path = None
+    for root in knowledge_dirs:
+        if (root / WORKLOAD_SCHEMA).is_file():
+            schema_path = (root / WORKLOAD_SCHEMA, root)
+        for path in _yaml_files(root):
+            doc = read(path, root, root.name)
+            if doc is None:
+                continue
+            if not isinstance(doc.data, dict):
+                errors.append(InputError("a knowledge file must be a mapping with catalog, fields and items",
+                                         file=doc.file, line=1, col=1, help="see knowledge/gpus.yaml"))
+                continue
+            cat = _load_catalog(doc, errors)
+            if cat is None:
+                continue
+            if cat.name in catalogs:
+                errors.append(doc.error(("catalog",), f"catalog '{cat.name}' is defined twice "
+                                        f"(also in {catalogs[cat.name].file})", "merge the two files"))
+                continue
+            catalogs[cat.name] = cat
+    if schema_path is None:
+        raise InputError(f"no {WORKLOAD_SCHEMA} in the knowledge directories",
+                         file=", ".join(map(str, knowledge_dirs)),
+                         help="the knowledge directory must hold the workload JSON Schema")
+    spath, sroot = schema_path
+    shown = _display(spath, sroot, sroot.name)
+    text = spath.read_text(encoding="utf-8")
+    hashes[shown] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    try:
+        inputs = InputSchema(json.loads(text), shown)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg}", file=shown, line=exc.lineno, col=exc.colno,
+                         help="fix the JSON syntax") from None
+
+    # attributes: workload inputs plus the declarations beside the rules
+    attributes: dict[str, Attribute] = {a.name: a for a in inputs.attributes()}
+    for root in rule_dirs:
+        path = root / ATTRIBUTES_FILE
+        if path.is_file():
+            doc = read(path, root, root.name)
+            if doc is not None:
+                _load_attributes(doc, attributes, errors)
+    if errors:
+        raise Problems(errors)
+
+    # rules
+    rules: dict[str, Rule] = {}
+    for root in rule_dirs:
+        for path in _yaml_files(root):
+            if path.name.startswith("_") or path.name.endswith(".test.yaml"):
+                continue
+            doc = read(path, root, root.name)
+            if doc is None:
+                continue
+            rel = path.relative_to(root)
+            area = rel.parts[0] if len(rel.parts) > 1 else ""
+            rule = _load_rule(doc, path, area, errors)
+            if rule is None:
+                continue
+            if rule.id in rules:
+                errors.append(doc.error(("id",), f"duplicate rule id '{rule.id}' (also in {rules[rule.id].file})",
+                                        "rule ids are unique and permanent; rename the new rule"))
+                continue
+            test = path.with_name(f"{rule.id}.test.yaml")
+            rule.test_file = str(test) if test.is_file() else None
+            if test.is_file():
+                tdoc = read(test, root, root.name)
+                del tdoc
+            rules[rule.id] = rule
+    for rule in rules.values():
+        try:
+            rule.compiled = compile_rule(rule, attributes, catalogs)
+        except GpusizerError as exc:
+            errors.append(exc)
+    if errors:
+        raise Problems(errors)
+
+    graph, strata, writers = _stratify(rules, attributes)
+    ordered = dict(sorted(rules.items(), key=lambda kv: (kv[1].stratum, kv[0])))
+    digest = hashlib.sha256()
+    for name in sorted(hashes):
+        digest.update(f"{name}\0{hashes[name]}\n".encode())
+    return Rulebase(rule_dirs=rule_dirs, knowledge_dirs=knowledge_dirs, attributes=attributes,
+                    catalogs=catalogs, rules=ordered, inputs=inputs, strata=strata,
+                    sha256=digest.hexdigest(), files=dict(sorted(hashes.items())), graph=graph,
+                    writers=writers)
+
+
+def _stratify(rules: dict, attributes: dict):
+    import networkx as nx
+
+    g = nx.DiGraph()
+    writers: dict[str, list] = {}
+    for rule in rules.values():
+        g.add_node(("rule", rule.id))
+        for a in sorted(rule.reads):
+            g.add_edge(("attr", a), ("rule", rule.id))
+        for a in rule.writes:
+            g.add_edge(("rule", rule.id), ("attr", a))
+            writers.setdefault(a, []).append(rule.id)
+    try:
+        cycle = nx.find_cycle(g)
+    except nx.NetworkXNoCycle:
+        cycle = None
+    if cycle:
+        ids = [n[1] for edge in cycle for n in edge[:1] if n[0] == "rule"]
+        attrs = [n[1] for edge in cycle for n in edge[:1] if n[0] == "attr"]
+        first = rules[ids[0]]
+        raise InputError(f"rules form a cycle: {' -> '.join(ids + ids[:1])} "
+                         f"(through {', '.join(attrs)})", file=first.file, line=1, col=1,
+                         help="a rule cannot depend, directly or through other rules, on its own "
+                              "conclusion; split the attribute or remove one dependency")
+    level: dict = {}
+    for node in nx.topological_sort(g):
+        preds = [level[p] for p in g.predecessors(node)]
+        if node[0] == "attr":
+            level[node] = max(preds, default=0)
+        else:
+            level[node] = max(preds, default=0) + 1
+            rules[node[1]].stratum = level[node]
+    strata = max((r.stratum for r in rules.values()), default=0)
+    for name in attributes:
+        g.add_node(("attr", name))
+    return g, strata, writers

@@ -1,0 +1,186 @@
+"""Workload files: validated against the workload JSON Schema kept in knowledge/.
+
+The schema is plain JSON Schema (editors can use it) with a few annotations
+that the engine reads generically:
+
+* ``x-attribute``: the attribute name a leaf becomes (default: its dotted path);
+* ``x-quantity``: the value may be written as "70B", "6.7b", "125M" or 7e9;
+* ``x-catalog``: ``{catalog, key}`` on an object: the named catalog item fills
+  the object's keys that the file leaves out (explicit values win);
+* ``default`` with ``x-default-source``: a default is a fact with a source.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import InputError, Problems
+from .model import Attribute
+from .validate import check, closest
+from .yamlsrc import Doc, load, parse
+
+_SUFFIX = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
+_QUANTITY = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([kKmMbBgGtT]?)\s*$")
+
+
+def parse_quantity(value) -> float | None:
+    """70e9, "70B", "6.7b", "125M" -> a number; None when it is not one."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return value
+    if not isinstance(value, str):
+        return None
+    m = _QUANTITY.match(value)
+    if not m:
+        return None
+    number = float(m.group(1)) * _SUFFIX.get(m.group(2).lower(), 1)
+    return int(number) if number.is_integer() else number
+
+
+@dataclass
+class InputValue:
+    value: Any
+    origin: str  # "workload" | "default" | "catalog"
+    detail: str  # where exactly: file:line, the default's source, the catalog item
+    line: int | None = None
+
+
+@dataclass
+class Workload:
+    file: str
+    name: str
+    text: str
+    sha256: str
+    data: dict
+    inputs: dict = field(default_factory=dict)  # attribute -> InputValue
+
+
+class InputSchema:
+    """What a workload may contain, derived once from the JSON Schema."""
+
+    def __init__(self, schema: dict, file: str):
+        self.schema = schema
+        self.file = file
+        self.leaves: dict[tuple, dict] = {}  # path -> leaf schema
+        self.attr_of: dict[tuple, str] = {}
+        self.objects: dict[tuple, dict] = {}
+        self._walk(schema, ())
+
+    def _walk(self, node: dict, path: tuple) -> None:
+        if node.get("type") == "object" and "properties" in node:
+            self.objects[path] = node
+            for key, sub in node["properties"].items():
+                self._walk(sub, path + (key,))
+            return
+        self.leaves[path] = node
+        self.attr_of[path] = node.get("x-attribute", ".".join(path))
+
+    def attributes(self) -> list[Attribute]:
+        out = []
+        for path, node in self.leaves.items():
+            t = node.get("x-type") or _attr_type(node)
+            out.append(Attribute(name=self.attr_of[path], type=t,
+                                 description=node.get("description", ""),
+                                 unit=node.get("x-unit"), enum=node.get("enum"),
+                                 input=True, file=self.file,
+                                 report=node.get("x-report", False)))
+        return out
+
+    def load(self, path, catalogs: dict, display: str | None = None, text: str | None = None) -> Workload:
+        doc = parse(text, display or str(path)) if text is not None else load(path, display)
+        return self.from_doc(doc, catalogs)
+
+    def from_doc(self, doc: Doc, catalogs: dict) -> Workload:
+        if not isinstance(doc.data, dict):
+            got = "an empty file" if doc.data is None else f"a {type(doc.data).__name__}"
+            raise InputError(f"a workload must be a mapping of keys to values, not {got}",
+                             file=doc.file, line=1, col=1,
+                             help="start from an example in examples/: 'name: ...', 'task: ...', 'model: ...'")
+        errors = check(doc, self.schema, "the workload")
+        if errors:
+            raise Problems(errors)
+        data = doc.data
+        inputs: dict[str, InputValue] = {}
+        problems = []
+        # explicit values, with quantities parsed
+        for path, node in self.leaves.items():
+            present, value = _get(data, path)
+            if not present:
+                continue
+            line, _ = doc.where(path)
+            if node.get("x-quantity"):
+                q = parse_quantity(value)
+                if q is None or not math.isfinite(q):
+                    problems.append(doc.error(path, f"{'.'.join(path)}: {value!r} is not a number",
+                                              "write a number such as 7e9, or with a suffix: 7B, 6.7b, 125M"))
+                    continue
+                low = node.get("exclusiveMinimum")
+                if low is not None and not q > low:
+                    problems.append(doc.error(path, f"{'.'.join(path)} must be > {low}, got {value!r}",
+                                              node.get("description") or "give a positive value"))
+                    continue
+                value = q
+            inputs[self.attr_of[path]] = InputValue(value, "workload", f"{doc.file}:{line}", line)
+        # catalog fills: the named item supplies what the file leaves out
+        for opath, onode in self.objects.items():
+            spec = onode.get("x-catalog")
+            if not spec:
+                continue
+            present, key = _get(data, opath + (spec["key"],))
+            if not present:
+                continue
+            cat = catalogs.get(spec["catalog"])
+            item = cat.items.get(key) if cat else None
+            if item is None:
+                options = sorted(cat.items) if cat else []
+                guess = closest(key, options)
+                hint = f"did you mean '{guess}'? " if guess else ""
+                problems.append(doc.error(opath + (spec["key"],),
+                                          f"unknown {spec['catalog']} '{key}'",
+                                          f"{hint}known: {', '.join(options)}; or leave the name out and "
+                                          "give the numbers explicitly"))
+                continue
+            for prop in onode["properties"]:
+                path = opath + (prop,)
+                attr = self.attr_of.get(path)
+                if attr is None or attr in inputs or prop == spec["key"]:
+                    continue
+                v = item.get(prop)
+                if v is not None:
+                    inputs[attr] = InputValue(v, "catalog",
+                                              f"{spec['catalog']} '{item.id}' ({item.file}:{item.line})",
+                                              item.line)
+        if problems:
+            raise Problems(problems)
+        # declared defaults
+        for path, node in self.leaves.items():
+            attr = self.attr_of[path]
+            if attr in inputs or "default" not in node:
+                continue
+            inputs[attr] = InputValue(node["default"], "default",
+                                      node.get("x-default-source", f"default in {self.file}"))
+        sha = hashlib.sha256(doc.text.encode("utf-8")).hexdigest()
+        name = str(data.get("name", doc.file))
+        return Workload(file=doc.file, name=name, text=doc.text, sha256=sha, data=data,
+                        inputs=dict(sorted(inputs.items())))
+
+
+def _get(data, path):
+    node = data
+    for p in path:
+        if not isinstance(node, dict) or p not in node:
+            return False, None
+        node = node[p]
+    return True, node
+
+
+def _attr_type(node: dict) -> str:
+    t = node.get("type")
+    if isinstance(t, list):
+        return "scalar"
+    return {"number": "number", "integer": "integer", "string": "string", "boolean": "boolean",
+            "array": "list", "object": "record"}.get(t, "scalar")
