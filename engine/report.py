@@ -97,7 +97,10 @@ def environment(templates: Path | None = None):
     root = Path(templates or data_dir("templates"))
     env = _ENVS.get(root)
     if env is None:
+        from .cache import template_cache
+
         env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(root)), autoescape=False,
+                                 bytecode_cache=template_cache(),
                                  undefined=jinja2.StrictUndefined, trim_blocks=True,
                                  lstrip_blocks=True, keep_trailing_newline=True)
         env.filters["num"] = num

@@ -54,12 +54,15 @@ def _scalar(v) -> bool:
 class Engine:
     """One durable-rules Host per rulebase; each workload is an isolated session."""
 
-    def __init__(self, rulebase: Rulebase):
+    def __init__(self, rulebase: Rulebase, isolated: bool = False):
+        """``isolated``: every rule gets a marker of its own, so one rule can run alone (rule tests)."""
         self.rb = rulebase
         self._lock = threading.Lock()
         self._sids = itertools.count(1)
         self._active: _Run | None = None
-        rules = {rid: r.compiled.durable(r.stratum, self._action(r)) for rid, r in rulebase.rules.items()}
+        self._solo = {rid: n for n, rid in enumerate(rulebase.rules, start=1)} if isolated else {}
+        rules = {rid: r.compiled.durable(self._solo.get(rid, r.stratum), self._action(r))
+                 for rid, r in rulebase.rules.items()}
         self.host = Host(rules)
         joined = sorted({cat for r in rulebase.rules.values() for cat in r.items.values()}
                         | {cat for r in rulebase.rules.values() for c in _negated_items(r.when) for cat in [c]})
@@ -150,6 +153,31 @@ class Engine:
         values = {n: v for n, v in cur.values.items() if cur.present.get(n)}
         return Outcome(workload=cur.workload, values=values, inputs=cur.workload.inputs,
                        conclusions=cur.conclusions, firings=cur.firings)
+
+    def run_rule(self, rule_id: str, given: dict) -> tuple[dict, list]:
+        """Fire one rule alone on ``given`` attribute values; its combined conclusions and firings."""
+        if not self._solo:
+            raise RuntimeError("run_rule needs Engine(rulebase, isolated=True)")
+        rule = self.rb.rules[rule_id]
+        with self._lock:
+            sid = f"t{next(self._sids)}"
+            cur = _Run(self.rb, None, sid)
+            self._active = cur
+            try:
+                facts = [dict(f, sid=sid) for f in self._catalog_facts]
+                for name in sorted(set(given) | rule.reads):
+                    cur.values_set(name, given.get(name), name in given)
+                    facts.extend(cur.facts_for(name))
+                self.host.assert_facts(facts)
+                self.host.assert_fact({"sid": sid, "t": "s", "k": self._solo[rule_id]})
+                self._check(cur)
+                for name in list(cur.pending):
+                    cur.conclude(name)
+                self._check(cur)
+                return {n: c.value for n, c in sorted(cur.conclusions.items())}, cur.firings
+            finally:
+                self._active = None
+                self.host.delete(sid)
 
     def _check(self, cur: "_Run") -> None:
         if cur.errors:

@@ -1,0 +1,23 @@
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+os.environ.setdefault("GPUSIZER_NO_CACHE", "1")
+
+
+@pytest.fixture(scope="session")
+def rulebase():
+    from engine.rulebase import load_rulebase
+    return load_rulebase()
+
+
+@pytest.fixture(scope="session")
+def recommender(rulebase):
+    from engine import Recommender
+    return Recommender(rulebase=rulebase)
