@@ -57,3 +57,33 @@ def template_cache():
         return None
     import jinja2
     return jinja2.FileSystemBytecodeCache(str(d / "jinja"))
+
+
+def load_docs(k: str) -> dict:
+    """Parsed documents (with positions) of a rulebase seen before, by display name."""
+    d = _dir()
+    if not d:
+        return {}
+    try:
+        import pickle
+        with open(d / f"docs-{k}.pickle", "rb") as f:
+            docs = pickle.load(f)
+        return docs if isinstance(docs, dict) else {}
+    except Exception:  # noqa: BLE001 - a damaged or foreign cache is ignored
+        return {}
+
+
+def save_docs(k: str, docs: dict) -> None:
+    d = _dir()
+    if not d:
+        return
+    try:
+        import os as _os
+        import pickle
+        d.mkdir(parents=True, exist_ok=True)
+        tmp = d / f"docs-{k}.pickle.{_os.getpid()}"
+        with open(tmp, "wb") as f:
+            pickle.dump(docs, f, protocol=pickle.HIGHEST_PROTOCOL)
+        tmp.replace(d / f"docs-{k}.pickle")
+    except OSError:
+        pass

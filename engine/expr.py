@@ -125,6 +125,9 @@ FUNCTIONS: dict[str, Callable] = {
     "sqrt": lambda x: math.sqrt(_num(x, "sqrt")), "sum": _sum, "len": _len, "text": _text,
 }
 
+# YAML's spellings, so rule authors can write what they write elsewhere in the file
+_WORDS = {"true": True, "false": False, "null": None}
+
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
            ast.Pow: operator.pow}
@@ -184,6 +187,8 @@ def _check(node: ast.AST, names: set[str]) -> None:
         raise ExprError(f"'{type(node).__name__}' is not allowed in a rule expression", col,
                         "use arithmetic, comparisons, 'and'/'or'/'not', 'x if c else y', "
                         f"literals and the functions {', '.join(sorted(FUNCTIONS))}")
+    if isinstance(node, ast.Name) and node.id in _WORDS:
+        return
     if isinstance(node, (ast.Name, ast.Attribute)):
         name = dotted(node)
         if name is None:
@@ -255,6 +260,9 @@ class _Compiler:
         return lambda env: v
 
     def c_Name(self, node):
+        if node.id in _WORDS:
+            v = _WORDS[node.id]
+            return lambda env: v
         return self.resolve(node.id)
 
     def c_Attribute(self, node):

@@ -32,7 +32,7 @@ class Rulebase:
     strata: int
     sha256: str
     files: dict  # display path -> sha256
-    graph: object = None  # static networkx graph: attributes and rules
+    graph: object = None  # static graph: node -> its predecessors (attributes and rules)
     writers: dict = field(default_factory=dict)  # attribute -> [rule ids]
 
     def rule_ids(self) -> list:
@@ -182,14 +182,19 @@ def load_rulebase(rule_dirs=None, knowledge_dirs=None) -> Rulebase:
     knowledge_dirs = [Path(p) for p in (knowledge_dirs or [data_dir("knowledge")])]
     errors: list[GpusizerError] = []
     hashes: dict[str, str] = {}
+    parsed: dict[str, Doc] = {}
+    cached_docs: dict = {}
 
     def read(path: Path, root: Path, label: str) -> Doc | None:
         shown = _display(path, root, label)
-        try:
-            doc = load(path, shown)
-        except GpusizerError as exc:
-            errors.append(exc)
-            return None
+        doc = cached_docs.get(shown)
+        if doc is None:
+            try:
+                doc = load(path, shown)
+            except GpusizerError as exc:
+                errors.append(exc)
+                return None
+        parsed[shown] = doc
         hashes[shown] = hashlib.sha256(doc.text.encode("utf-8")).hexdigest()
         return doc
 
@@ -205,6 +210,8 @@ def load_rulebase(rule_dirs=None, knowledge_dirs=None) -> Rulebase:
             fingerprint.update(path.read_bytes())
     cache_key = cache.key(fingerprint.hexdigest())
     trusted = cache.known(cache_key)
+    if trusted:
+        cached_docs = cache.load_docs(cache_key)
 
     # knowledge: catalogs and the workload schema
     catalogs: dict[str, Catalog] = {}
@@ -286,7 +293,9 @@ def load_rulebase(rule_dirs=None, knowledge_dirs=None) -> Rulebase:
         raise Problems(errors)
 
     graph, strata, writers = _stratify(rules, attributes)
-    cache.remember(cache_key)
+    if not trusted:
+        cache.save_docs(cache_key, parsed)
+        cache.remember(cache_key)
     ordered = dict(sorted(rules.items(), key=lambda kv: (kv[1].stratum, kv[0])))
     digest = hashlib.sha256()
     for name in sorted(hashes):
@@ -298,38 +307,39 @@ def load_rulebase(rule_dirs=None, knowledge_dirs=None) -> Rulebase:
 
 
 def _stratify(rules: dict, attributes: dict):
-    import networkx as nx
+    """Strata from the static graph attribute -> rule -> attribute; a cycle is a load error.
 
-    g = nx.DiGraph()
+    graphlib (stdlib) does the topological sort: networkx's dispatch machinery
+    costs tens of milliseconds on first use, and this runs on every start.
+    """
+    from graphlib import CycleError, TopologicalSorter
+
+    preds: dict = {}
     writers: dict[str, list] = {}
     for rule in rules.values():
-        g.add_node(("rule", rule.id))
-        for a in sorted(rule.reads):
-            g.add_edge(("attr", a), ("rule", rule.id))
+        node = ("rule", rule.id)
+        preds.setdefault(node, set()).update(("attr", a) for a in rule.reads)
         for a in rule.writes:
-            g.add_edge(("rule", rule.id), ("attr", a))
+            preds.setdefault(("attr", a), set()).add(node)
             writers.setdefault(a, []).append(rule.id)
     try:
-        cycle = nx.find_cycle(g)
-    except nx.NetworkXNoCycle:
-        cycle = None
-    if cycle:
-        ids = [n[1] for edge in cycle for n in edge[:1] if n[0] == "rule"]
-        attrs = [n[1] for edge in cycle for n in edge[:1] if n[0] == "attr"]
+        order = list(TopologicalSorter(preds).static_order())
+    except CycleError as exc:
+        cycle = exc.args[1]
+        ids = list(dict.fromkeys(n[1] for n in cycle if n[0] == "rule"))
+        attrs = list(dict.fromkeys(n[1] for n in cycle if n[0] == "attr"))
         first = rules[ids[0]]
         raise InputError(f"rules form a cycle: {' -> '.join(ids + ids[:1])} "
                          f"(through {', '.join(attrs)})", file=first.file, line=1, col=1,
                          help="a rule cannot depend, directly or through other rules, on its own "
-                              "conclusion; split the attribute or remove one dependency")
+                              "conclusion; split the attribute or remove one dependency") from None
     level: dict = {}
-    for node in nx.topological_sort(g):
-        preds = [level[p] for p in g.predecessors(node)]
+    for node in order:
+        below = [level[p] for p in preds.get(node, ())]
         if node[0] == "attr":
-            level[node] = max(preds, default=0)
+            level[node] = max(below, default=0)
         else:
-            level[node] = max(preds, default=0) + 1
+            level[node] = max(below, default=0) + 1
             rules[node[1]].stratum = level[node]
     strata = max((r.stratum for r in rules.values()), default=0)
-    for name in attributes:
-        g.add_node(("attr", name))
-    return g, strata, writers
+    return preds, strata, writers
