@@ -48,7 +48,7 @@ class RuleError(GpusizerError):
     """A rule failed while it ran; names the rule and its file (exit code 2)."""
 
 
-class Problems(GpusizerError):
+class Problems(InputError):
     """Several independent errors found in one pass, reported together."""
 
     def __init__(self, errors: list[GpusizerError]):

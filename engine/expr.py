@@ -1,7 +1,7 @@
 """A small, safe expression language for rule conclusions.
 
 Rule files compute values with expressions such as
-``ceil(memory.vram_required_gb / g.vram_gb)``. They are parsed with Python's
+``ceil(size.total / s.capacity)``. They are parsed with Python's
 ``ast`` module and interpreted from a whitelist of node types; nothing in an
 expression can call arbitrary Python, import, or reach dunder attributes.
 Parsing also yields every dotted name an expression reads, which the rule
@@ -138,7 +138,7 @@ _CMPOPS = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast
 @dataclass
 class Expr:
     source: str
-    names: frozenset  # dotted names read, e.g. {"memory.weights_gb", "g.vram_gb"}
+    names: frozenset  # dotted names read, e.g. {"size.total", "s.capacity"}
     tree: ast.AST
 
     def bind(self, resolve: Callable[[str], Getter]) -> Getter:
@@ -202,8 +202,8 @@ def _check(node: ast.AST, names: set[str]) -> None:
         return
     if isinstance(node, ast.Call):
         if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
-            fname = dotted(node.func) or type(node.func).__name__
-            raise ExprError(f"unknown function '{fname}'", col,
+            fname = dotted(node.func) or ast.unparse(node.func)
+            raise ExprError(f"'{fname}' cannot be called: only the listed functions can", col,
                             f"the functions are: {', '.join(sorted(FUNCTIONS))}")
         if node.keywords:
             raise ExprError("keyword arguments are not supported", col,

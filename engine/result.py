@@ -130,6 +130,7 @@ class Result:
                 step["truncated"] = step["origin"] == "rule" and (name in seen or depth is not None)
                 return step
             seen.add(name)
+            step["truncated"] = False
             premises = []
             for contrib in step["binding"]:
                 for pname in contrib["inputs"]:

@@ -12,6 +12,10 @@ from .yamlsrc import Doc
 SCHEMA_DIR = Path(__file__).parent / "schemas"
 
 
+_HUMAN = {"integer": "a whole number", "number": "a number", "string": "text", "boolean": "true or false",
+          "array": "a list", "object": "a mapping", "null": "nothing"}
+
+
 def _type_name(value) -> str:
     if value is None:
         return "null"
@@ -89,6 +93,12 @@ def _deepest(error):
 
 
 def _translate(doc: Doc, error, what: str) -> InputError:
+    if error.validator == "anyOf" and all(
+            isinstance(s, dict) and set(s) == {"required"} for s in error.validator_value):
+        path = tuple(error.absolute_path)
+        keys = [k for s in error.validator_value for k in s["required"]]
+        return doc.error(path, f"{_path_text(path)} needs one of: {', '.join(keys)}",
+                         error.schema.get("description") or f"add one of {', '.join(keys)}", key=bool(path))
     error = _deepest(error)
     path = tuple(error.absolute_path)
     where = _path_text(path)
@@ -109,13 +119,16 @@ def _translate(doc: Doc, error, what: str) -> InputError:
                          "keys are lower-case words joined by '_' and dots, e.g. memory.weights_gb")
     if v == "required":
         missing = error.message.split("'")[1] if "'" in error.message else error.message
+        about = schema.get("properties", {}).get(missing, {}).get("description")
         return doc.error(path, f"missing required key '{missing}' in {where}",
-                         f"add '{missing}: ...' here", key=bool(path))
+                         f"add '{missing}: ...' here" + (f" ({about})" if about else ""), key=bool(path))
+
     if v == "type":
         want = error.validator_value
-        want = " or ".join(want) if isinstance(want, list) else want
-        return doc.error(path, f"{where} must be {want}, not {_type_name(inst)} ({inst!r})",
-                         schema.get("description") or f"give a {want} value")
+        human = " or ".join(_HUMAN.get(w, w) for w in (want if isinstance(want, list) else [want]))
+        desc = schema.get("description")
+        return doc.error(path, f"{where} must be {human}, not {_type_name(inst)} ({inst!r})",
+                         f"write {human}" + (f": {desc}" if desc else ""))
     if v == "enum":
         options = error.validator_value
         guess = closest(inst, options)
@@ -141,6 +154,18 @@ def _translate(doc: Doc, error, what: str) -> InputError:
 def check(doc: Doc, schema: dict, what: str, limit: int = 10) -> list[InputError]:
     """All schema violations of ``doc``, in file order."""
     errors = list(validator_for(schema).iter_errors(doc.data))
+    # a misspelt key also makes the real one "missing": report only the misspelling
+    typos = set()
+    for e in errors:
+        if e.validator == "additionalProperties" and isinstance(e.instance, dict):
+            allowed = e.schema.get("properties", {})
+            for key in e.instance:
+                if key not in allowed:
+                    guess = closest(key, allowed)
+                    if guess:
+                        typos.add((tuple(e.absolute_path), guess))
+    errors = [e for e in errors if not (e.validator == "required" and any(
+        (tuple(e.absolute_path), m) in typos for m in e.validator_value))]
     out = []
     seen = set()
     for e in errors:

@@ -85,6 +85,8 @@ def parse(text: str, file: str) -> Doc:
         line = mark.line + 1 if mark else None
         col = mark.column + 1 if mark else None
         problem = exc.problem or exc.context or "invalid YAML"
+        if exc.context and exc.problem and exc.context_mark is not None:
+            problem += f" ({exc.context} at line {exc.context_mark.line + 1}, column {exc.context_mark.column + 1})"
         raise InputError(f"YAML syntax error: {problem}", file=file, line=line, col=col,
                          snippet=doc.line_text(line),
                          help="fix the YAML syntax at this position (check indentation, "

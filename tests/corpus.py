@@ -1,0 +1,74 @@
+"""Shared by the golden tests and tests/update_golden.py: how each case is run."""
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import shutil
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "tests" / "golden"
+BAD = ROOT / "tests" / "bad"
+EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
+FORMATS = {"text": "txt", "markdown": "md", "json": "json"}
+EXPLAIN = [("llama2-70b-chat", "memory.vram_required_gb"), ("gpt2-finetune-personal", "ram.system_gb")]
+
+
+def run_cli(argv: list[str]) -> tuple[int, str, str]:
+    """Run the CLI in-process from the repository root; exit code, stdout, stderr."""
+    from engine.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(argv)
+            except SystemExit as exc:  # argparse
+                code = exc.code
+    finally:
+        os.chdir(cwd)
+    return code, out.getvalue(), err.getvalue()
+
+
+def golden_cases():
+    for ex in EXAMPLES:
+        rel = ex.relative_to(ROOT).as_posix()
+        for fmt, ext in FORMATS.items():
+            yield f"{ex.stem}.{ext}", ["recommend", rel, "--format", fmt]
+    for stem, attr in EXPLAIN:
+        for fmt, ext in FORMATS.items():
+            yield f"{stem}.explain.{attr}.{ext}", ["explain", f"examples/{stem}.yaml", attr, "--format", fmt]
+
+
+def bad_workloads():
+    for path in sorted((BAD / "workloads").glob("*.yaml")):
+        yield path.stem, ["recommend", path.relative_to(ROOT).as_posix()], path.with_suffix(".expected")
+
+
+def _overlay(case: Path, shipped: Path, tmp: Path) -> Path:
+    target = tmp / shipped.name
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(shipped, target)
+    for f in case.rglob("*.yaml"):
+        dest = target / f.relative_to(case)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(f, dest)
+    return target
+
+
+def bad_rulebases(tmp: Path):
+    """(name, argv, expected file) for each broken rule or knowledge directory."""
+    for kind in ("rules", "knowledge"):
+        for case in sorted(p for p in (BAD / kind).iterdir() if p.is_dir()):
+            target = _overlay(case, ROOT / kind, tmp / f"{kind}-{case.name}")
+            yield (f"{kind}/{case.name}",
+                   ["recommend", "examples/llama2-70b-chat.yaml", f"--{kind}", str(target)],
+                   case / "expected.txt", str(target.parent))
+
+
+def normalise(text: str, tmp: str | None) -> str:
+    return text.replace(tmp + os.sep, "") if tmp else text

@@ -1,0 +1,155 @@
+"""Engine behaviour: isolation, determinism, failures in rules, the sandbox, the API."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from corpus import ROOT
+from engine import InputError, Recommender, RuleError, recommend
+from engine import expr as X
+from engine.rulebase import load_rulebase
+
+EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
+
+
+def _doc(result):
+    from engine.report import document
+    return json.dumps(document(result), sort_keys=True)
+
+
+def test_guide_figure_70b_fp16_is_140_gb(recommender):
+    r = recommender.recommend({"name": "g", "task": "inference", "model": {"params": "70B"},
+                               "precision": "fp16"})
+    assert r["memory.weights_gb"] == pytest.approx(140.0)
+    assert r.explain("memory.weights_gb")["rule"] == "weights-memory"
+
+
+def test_sessions_are_isolated_in_any_order(recommender):
+    first = [_doc(recommender.recommend(p)) for p in EXAMPLES]
+    again = [_doc(recommender.recommend(p)) for p in reversed(EXAMPLES)][::-1]
+    assert first == again
+    other = Recommender(rulebase=recommender.rulebase)
+    assert [_doc(other.recommend(p)) for p in EXAMPLES] == first
+
+
+def test_output_is_byte_identical_across_processes(tmp_path):
+    env = dict(os.environ, GPUSIZER_NO_CACHE="1")
+    outs = []
+    for _ in range(2):
+        p = subprocess.run([sys.executable, "-m", "engine", "recommend", "examples/llama2-70b-chat.yaml",
+                            "--format", "json"], cwd=ROOT, env=env, capture_output=True)
+        assert p.returncode == 0, p.stderr
+        outs.append(p.stdout)
+    assert outs[0] == outs[1]
+
+
+def test_every_conclusion_is_explained(recommender):
+    for path in EXAMPLES:
+        r = recommender.recommend(path)
+        for attr in r.conclusions:
+            step = r.explain(attr)
+            assert step["binding"], attr
+            for b in step["binding"]:
+                assert b["sources"], (attr, b["rule"])
+                assert b["summary"]
+        # the graph reaches the inputs from every conclusion
+        g = r.graph
+        for attr in r.conclusions:
+            import networkx as nx
+            ancestors = nx.ancestors(g, f"v:{attr}")
+            assert any(g.nodes[n].get("origin") in ("workload", "default", "catalog") for n in ancestors), attr
+
+
+def test_max_policy_keeps_the_losing_contribution(recommender):
+    r = recommender.recommend(ROOT / "examples" / "gpt2-finetune-personal.yaml")
+    step = r.explain("ram.system_gb")
+    assert step["value"] == 64 and step["rule"] == "ram-training-floor"
+    assert [(b["rule"], b["value"]) for b in step["beaten"]] == [("ram-personal-tier", 32)]
+
+
+def _broken_rulebase(tmp_path, then_expr):
+    import shutil
+    rules = tmp_path / "rules"
+    shutil.copytree(ROOT / "rules", rules)
+    (rules / "memory" / "divide.yaml").write_text(
+        "id: divide\nsummary: Divides by zero on purpose.\nwhen:\n  - model.params: {gt: 0}\n"
+        f"then:\n  memory.overhead_gb: {then_expr}\nsource: {{doc: test}}\n")
+    (rules / "memory" / "memory-overhead.yaml").unlink()
+    (rules / "memory" / "memory-overhead.test.yaml").unlink()
+    return load_rulebase([rules])
+
+
+def test_an_error_inside_a_rule_names_the_rule(tmp_path):
+    rb = _broken_rulebase(tmp_path, "model.params / 0")
+    with pytest.raises(RuleError) as info:
+        Recommender(rulebase=rb).recommend(ROOT / "examples" / "gpt2-finetune-personal.yaml")
+    text = info.value.render()
+    assert "rule 'divide' failed while firing: division by zero" in text
+    assert "rules/memory/divide.yaml:" in text
+
+
+def test_durable_swallowed_exception_is_detected(recommender):
+    """durable-rules stores an action's exception in the session state; we must not miss it."""
+    engine = recommender.engine
+    host = engine.host
+    original = host.exception
+    host.exception = lambda sid: "exception caught boom, traceback []"
+    try:
+        with pytest.raises(RuleError, match="failed inside durable-rules"):
+            recommender.recommend(ROOT / "examples" / "llama2-70b-chat.yaml")
+    finally:
+        host.exception = original
+    # and the engine still works afterwards
+    assert recommender.recommend(ROOT / "examples" / "llama2-70b-chat.yaml")["os.swappiness"] == 10
+
+
+@pytest.mark.parametrize("source", [
+    "().__class__", "x.__class__", "__import__('os')", "open('f')", "lambda: 1", "x[0]",
+    "[i for i in x]", "getattr(x, 'y')", "x.y()", "f'{x}'", "(yield)", "x := 1",
+])
+def test_sandbox_rejects_unsafe_expressions(source):
+    with pytest.raises(X.ExprError):
+        X.parse(source)
+
+
+def test_sandbox_bounds_runaway_arithmetic():
+    e = X.parse("2 ** 10 ** 10")
+    with pytest.raises(X.ExprError):
+        e.bind(lambda n: None)({})
+
+
+def test_expression_functions():
+    env = {}
+    val = lambda s: X.parse(s).bind(lambda n: None)(env)  # noqa: E731
+    assert val("round_up_to(100, [64, 128, 256])") == 128
+    assert val("round_up_to(300, [64, 128, 256])") == 256
+    assert val("next_pow2(5)") == 8 and val("next_pow2(8)") == 8
+    assert val("ceil(140.00000000001)") == 140 and val("ceil(2.5)") == 3
+    assert val("max([1, 5, 2])") == 5 and val("min(3, 2)") == 2
+    assert val("text(153.72502)") == "153.7" and val("1 if true else 2") == 1
+
+
+def test_api_accepts_path_text_and_mapping(recommender):
+    text = (ROOT / "examples" / "llama2-70b-chat.yaml").read_text()
+    a = recommender.recommend(ROOT / "examples" / "llama2-70b-chat.yaml")
+    b = recommender.recommend(text)
+    c = recommend(str(ROOT / "examples" / "llama2-70b-chat.yaml"))
+    assert a["gpu.model"] == b["gpu.model"] == c["gpu.model"]
+    with pytest.raises(InputError):
+        recommender.recommend({"name": "x", "task": "inference"})
+
+
+def test_python_m_engine_runs():
+    p = subprocess.run([sys.executable, "-m", "engine", "--version"], capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 0 and p.stdout.startswith("gpusizer ")
+
+
+def test_engine_holds_no_domain_knowledge():
+    words = ("nvlink", "vram", "h100", "a100", "rtx", "swappiness")
+    for path in (ROOT / "engine").rglob("*.py"):
+        code = path.read_text().lower()
+        for w in words:
+            assert w not in code, f"{path.name} mentions '{w}'"

@@ -1,0 +1,31 @@
+"""Regenerate the golden files: python tests/update_golden.py (then review the diff)."""
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+os.environ["GPUSIZER_NO_CACHE"] = "1"
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from corpus import GOLDEN, bad_rulebases, bad_workloads, golden_cases, normalise, run_cli  # noqa: E402
+
+
+def main() -> None:
+    GOLDEN.mkdir(parents=True, exist_ok=True)
+    for name, argv in golden_cases():
+        code, out, err = run_cli(argv)
+        assert code == 0, (name, err)
+        (GOLDEN / name).write_text(out, encoding="utf-8")
+    for name, argv, expected in bad_workloads():
+        code, out, err = run_cli(argv)
+        expected.write_text(f"exit {code}\n{err}", encoding="utf-8")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, argv, expected, root in bad_rulebases(Path(tmp)):
+            code, out, err = run_cli(argv)
+            expected.write_text(f"exit {code}\n{normalise(err, root)}", encoding="utf-8")
+    print("golden files written; review them with git diff")
+
+
+if __name__ == "__main__":
+    main()
