@@ -118,10 +118,14 @@ class InputSchema:
                     problems.append(doc.error(path, f"{'.'.join(path)}: {value!r} is not a number",
                                               "write a number such as 7e9, or with a suffix: 7B, 6.7b, 125M"))
                     continue
-                low = node.get("exclusiveMinimum")
+                low, high = node.get("exclusiveMinimum"), node.get("maximum")
                 if low is not None and not q > low:
                     problems.append(doc.error(path, f"{'.'.join(path)} must be > {low}, got {value!r}",
                                               node.get("description") or "give a positive value"))
+                    continue
+                if high is not None and q > high:
+                    problems.append(doc.error(path, f"{'.'.join(path)} must be <= {high:g}, got {value!r}",
+                                              node.get("description") or "give a smaller value"))
                     continue
                 value = q
             inputs[self.attr_of[path]] = InputValue(value, "workload", f"{doc.file}:{line}", line)

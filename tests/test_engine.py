@@ -153,3 +153,12 @@ def test_engine_holds_no_domain_knowledge():
         code = path.read_text().lower()
         for w in words:
             assert w not in code, f"{path.name} mentions '{w}'"
+
+
+def test_tiny_and_huge_numbers_reach_durable_rules_safely(recommender):
+    """durable-rules rejects 1e-05-style JSON numbers (and then crashed the process)."""
+    r = recommender.recommend({"name": "tiny", "task": "training", "model": {"params": 2, "kv_heads": 1},
+                               "dataset": {"size_gb": 0.0}})
+    assert r["memory.weights_gb"] == pytest.approx(4e-9)
+    r = recommender.recommend({"name": "huge", "task": "inference", "model": {"params": 1e16}})
+    assert r["memory.weights_gb"] == pytest.approx(2e7)
