@@ -23,9 +23,11 @@ def _parser() -> argparse.ArgumentParser:
 
     def rulebase_args(sp):
         sp.add_argument("--rules", action="append", metavar="DIR",
-                        help="rules directory (repeatable; default: the shipped rules)")
+                        help="a rules directory laid over the shipped rules: adds rules, replaces "
+                             "rules of the same id, disables rules listed in its _overlay.yaml (repeatable)")
         sp.add_argument("--knowledge", action="append", metavar="DIR",
-                        help="knowledge directory (repeatable; default: the shipped knowledge)")
+                        help="a knowledge directory laid over the shipped one: adds catalogs, items "
+                             "and values, e.g. a local price list (repeatable)")
 
     r = sub.add_parser("recommend", help="recommend a server for each workload file")
     r.add_argument("files", nargs="+", metavar="FILE", help="workload YAML file(s)")
@@ -44,8 +46,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _recommender(args):
+    """The shipped rulebase, with each --rules / --knowledge directory laid over it in order."""
     from .api import Recommender
-    return Recommender(args.rules, args.knowledge)
+    from .resources import data_dir
+    rules = [data_dir("rules")] + list(args.rules or [])
+    knowledge = [data_dir("knowledge")] + list(args.knowledge or [])
+    return Recommender(rules, knowledge)
 
 
 def _cmd_recommend(args) -> int:

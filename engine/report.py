@@ -40,6 +40,7 @@ def document(result: Result) -> dict:
         conclusions[attr] = {
             "value": _plain(step["value"]), "unit": a.unit, "description": a.description,
             "rule": first["rule"], "summary": first["summary"], "source": first["sources"],
+            "overlay": first["overlay"],
             "inputs": _plain(first["inputs"]),
             "items": first["items"],
             "combine": a.combine, "note": step["note"],
@@ -52,7 +53,7 @@ def document(result: Result) -> dict:
         "input_sha256": w.sha256,
         "inputs": inputs,
         "conclusions": conclusions,
-        "rulebase": {"rules": len(rb.rules), "sha256": rb.sha256},
+        "rulebase": {"rules": len(rb.rules), "sha256": rb.sha256, "overlays": rb.overlays},
         "firings": len(result.firings),
     }
 

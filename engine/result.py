@@ -105,7 +105,7 @@ class Result:
             f = self.outcome.firings[contrib.firing]
             rule = rb.rules[contrib.rule]
             contributions.append({
-                "rule": rule.id, "summary": rule.summary, "file": rule.file,
+                "rule": rule.id, "summary": rule.summary, "file": rule.file, "overlay": rule.overlay,
                 "sources": [s.as_dict() for s in rule.sources],
                 "value": contrib.value, "binding": i in c.combined.binding,
                 "priority": rule.priority,

@@ -17,6 +17,7 @@ from .workload import InputSchema
 from .yamlsrc import Doc, load
 
 ATTRIBUTES_FILE = "_attributes.yaml"
+OVERLAY_FILE = "_overlay.yaml"
 WORKLOAD_SCHEMA = "workload.schema.json"
 _PY_TYPES = {"integer": (int,), "number": (int, float), "string": (str,), "boolean": (bool,)}
 
@@ -32,6 +33,7 @@ class Rulebase:
     strata: int
     sha256: str
     files: dict  # display path -> sha256
+    overlays: list = field(default_factory=list)  # what each later directory changed
     graph: object = None  # static graph: node -> its predecessors (attributes and rules)
     writers: dict = field(default_factory=dict)  # attribute -> [rule ids]
 
@@ -59,7 +61,7 @@ def _type_ok(value, t: str) -> bool:
     return isinstance(value, _PY_TYPES[t])
 
 
-def _load_catalog(doc: Doc, errors: list, trusted: bool = False) -> Catalog | None:
+def _load_catalog(doc: Doc, errors: list, trusted: bool = False, earlier: dict | None = None) -> Catalog | None:
     found = [] if trusted else check(doc, engine_schema("knowledge"), "a knowledge catalog")
     if found:
         errors.extend(found)
@@ -68,6 +70,8 @@ def _load_catalog(doc: Doc, errors: list, trusted: bool = False) -> Catalog | No
     fields = {n: Field(name=n, type=f["type"], description=f["description"], unit=f.get("unit"),
                        enum=f.get("enum"), required=f.get("required", False))
               for n, f in data["fields"].items()}
+    base = (earlier or {}).get(data["catalog"])
+    declared = dict(base.fields, **fields) if base else fields
     items = {}
     for i, raw in enumerate(data["items"]):
         path = ("items", i)
@@ -79,9 +83,9 @@ def _load_catalog(doc: Doc, errors: list, trusted: bool = False) -> Catalog | No
         for key, value in raw.items():
             if key in ("id", "name", "source", "note"):
                 continue
-            f = fields.get(key)
+            f = declared.get(key)
             if f is None:
-                guess = closest(key, fields)
+                guess = closest(key, declared)
                 errors.append(doc.error(path + (key,), f"field '{key}' is not declared in catalog '{data['catalog']}'",
                                         (f"did you mean '{guess}'? " if guess else "")
                                         + "declare it under 'fields:' at the top of the file", key=True))
@@ -97,7 +101,7 @@ def _load_catalog(doc: Doc, errors: list, trusted: bool = False) -> Catalog | No
                                         "use one of the declared values or extend the field's enum"))
                 continue
             values[key] = value
-        for f in fields.values():
+        for f in ([] if base else fields.values()):
             if f.required and f.name not in values:
                 errors.append(doc.error(path, f"item '{raw['id']}' lacks required field '{f.name}'",
                                         f.description))
@@ -116,11 +120,11 @@ def _load_attributes(doc: Doc, attributes: dict, errors: list, trusted: bool = F
         return
     for name, a in doc.data["attributes"].items():
         line, _ = doc.where(("attributes", name), key=True)
-        if name in attributes:
-            prev = attributes[name]
-            errors.append(doc.error(("attributes", name), f"attribute '{name}' is declared twice "
-                                    f"(also in {prev.file}:{prev.line})",
-                                    "declare each attribute once", key=True))
+        # a later directory may redeclare an attribute (its file is read after); inputs are fixed
+        if name in attributes and attributes[name].input:
+            errors.append(doc.error(("attributes", name), f"'{name}' is a workload input "
+                                    f"(declared by {attributes[name].file}); rules cannot redeclare it",
+                                    "pick another name for the concluded attribute", key=True))
             continue
         combine = a.get("combine", "single")
         if combine in ("argmin", "argmax") and (a["type"] != "record" or not a.get("key")):
@@ -172,6 +176,27 @@ def _load_rule(doc: Doc, path: Path, area: str, errors: list, trusted: bool = Fa
                 writes=list(d["then"]))
 
 
+def _apply_overlay(doc: Doc, rules: dict, here: set, note: dict, errors: list) -> None:
+    found = check(doc, engine_schema("overlay"), "an overlay file")
+    if found:
+        errors.extend(found)
+        return
+    note["name"] = doc.data.get("name", note["name"])
+    for i, rid in enumerate(doc.data.get("disable", [])):
+        if rid in here:
+            errors.append(doc.error(("disable", i), f"'{rid}' is defined in this same directory; "
+                                    "an overlay disables rules of earlier directories",
+                                    "remove the rule file instead"))
+        elif rid not in rules:
+            guess = closest(rid, rules)
+            errors.append(doc.error(("disable", i), f"cannot disable unknown rule '{rid}'",
+                                    (f"did you mean '{guess}'? " if guess else "")
+                                    + "list ids of rules in the directories given before this one"))
+        else:
+            del rules[rid]
+            note["disabled"].append(rid)
+
+
 def _yaml_files(root: Path):
     return sorted(p for p in root.rglob("*.yaml") if p.is_file())
 
@@ -185,17 +210,20 @@ def load_rulebase(rule_dirs=None, knowledge_dirs=None) -> Rulebase:
     parsed: dict[str, Doc] = {}
     cached_docs: dict = {}
 
+    roots = {str(r): i for i, r in enumerate(rule_dirs + knowledge_dirs)}
+
     def read(path: Path, root: Path, label: str) -> Doc | None:
         shown = _display(path, root, label)
-        doc = cached_docs.get(shown)
+        key = f"{roots[str(root)]}:{shown}"  # an overlay may share its folder name with the base
+        doc = cached_docs.get(key)
         if doc is None:
             try:
                 doc = load(path, shown)
             except GpusizerError as exc:
                 errors.append(exc)
                 return None
-        parsed[shown] = doc
-        hashes[shown] = hashlib.sha256(doc.text.encode("utf-8")).hexdigest()
+        parsed[key] = doc
+        hashes[key] = hashlib.sha256(doc.text.encode("utf-8")).hexdigest()
         return doc
 
     for d in rule_dirs + knowledge_dirs:
@@ -214,7 +242,9 @@ def load_rulebase(rule_dirs=None, knowledge_dirs=None) -> Rulebase:
         cached_docs = cache.load_docs(cache_key)
 
     # knowledge: catalogs and the workload schema
+    overlay_notes: list[dict] = []
     catalogs: dict[str, Catalog] = {}
+    cat_root: dict[str, Path] = {}
     schema_path = None
     for root in knowledge_dirs:
         if (root / WORKLOAD_SCHEMA).is_file():
@@ -227,14 +257,31 @@ def load_rulebase(rule_dirs=None, knowledge_dirs=None) -> Rulebase:
                 errors.append(InputError("a knowledge file must be a mapping with catalog, fields and items",
                                          file=doc.file, line=1, col=1, help="see knowledge/gpus.yaml"))
                 continue
-            cat = _load_catalog(doc, errors, trusted)
+            cat = _load_catalog(doc, errors, trusted, catalogs)
             if cat is None:
                 continue
             if cat.name in catalogs:
-                errors.append(doc.error(("catalog",), f"catalog '{cat.name}' is defined twice "
-                                        f"(also in {catalogs[cat.name].file})", "merge the two files"))
+                base = catalogs[cat.name]
+                if cat_root[cat.name] == root:
+                    errors.append(doc.error(("catalog",), f"catalog '{cat.name}' is defined twice "
+                                            f"(also in {base.file})", "merge the two files"))
+                    continue
+                # a later knowledge directory amends a catalog: new fields, new items, changed values
+                base.fields.update(cat.fields)
+                for iid, item in cat.items.items():
+                    if iid in base.items:
+                        old_item = base.items[iid]
+                        merged = dict(old_item.fields, **item.fields)
+                        base.items[iid] = Item(catalog=cat.name, id=iid, name=item.name, fields=merged,
+                                               sources=item.sources + old_item.sources, file=item.file,
+                                               line=item.line, note=item.note or old_item.note)
+                    else:
+                        base.items[iid] = item
+                overlay_notes.append({"name": root.name, "kind": "knowledge", "catalog": cat.name,
+                                      "items": sorted(cat.items)})
                 continue
             catalogs[cat.name] = cat
+            cat_root[cat.name] = root
     if schema_path is None:
         raise InputError(f"no {WORKLOAD_SCHEMA} in the knowledge directories",
                          file=", ".join(map(str, knowledge_dirs)),
@@ -242,7 +289,7 @@ def load_rulebase(rule_dirs=None, knowledge_dirs=None) -> Rulebase:
     spath, sroot = schema_path
     shown = _display(spath, sroot, sroot.name)
     text = spath.read_text(encoding="utf-8")
-    hashes[shown] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    hashes[f"{roots[str(sroot)]}:{shown}"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
     try:
         inputs = InputSchema(json.loads(text), shown)
     except json.JSONDecodeError as exc:
@@ -260,9 +307,12 @@ def load_rulebase(rule_dirs=None, knowledge_dirs=None) -> Rulebase:
     if errors:
         raise Problems(errors)
 
-    # rules
+    # rules: a later directory adds rules, replaces one by id, or disables some (_overlay.yaml)
     rules: dict[str, Rule] = {}
-    for root in rule_dirs:
+    for n, root in enumerate(rule_dirs):
+        here: set[str] = set()
+        note = {"name": root.name, "kind": "rules", "added": [], "replaced": [],
+                "disabled": []}
         for path in _yaml_files(root):
             if path.name.startswith("_") or path.name.endswith(".test.yaml"):
                 continue
@@ -274,16 +324,26 @@ def load_rulebase(rule_dirs=None, knowledge_dirs=None) -> Rulebase:
             rule = _load_rule(doc, path, area, errors, trusted)
             if rule is None:
                 continue
-            if rule.id in rules:
+            if rule.id in here:
                 errors.append(doc.error(("id",), f"duplicate rule id '{rule.id}' (also in {rules[rule.id].file})",
                                         "rule ids are unique and permanent; rename the new rule"))
                 continue
+            here.add(rule.id)
             test = path.with_name(f"{rule.id}.test.yaml")
             rule.test_file = str(test) if test.is_file() else None
             if test.is_file():
-                tdoc = read(test, root, root.name)
-                del tdoc
+                read(test, root, root.name)
+            if n > 0:
+                rule.overlay = root.name
+                note["replaced" if rule.id in rules else "added"].append(rule.id)
             rules[rule.id] = rule
+        overlay_file = root / OVERLAY_FILE
+        if overlay_file.is_file():
+            doc = read(overlay_file, root, root.name)
+            if doc is not None:
+                _apply_overlay(doc, rules, here, note, errors)
+        if n > 0:
+            overlay_notes.append(note)
     for rule in rules.values():
         try:
             rule.compiled = compile_rule(rule, attributes, catalogs)
@@ -303,6 +363,7 @@ def load_rulebase(rule_dirs=None, knowledge_dirs=None) -> Rulebase:
     return Rulebase(rule_dirs=rule_dirs, knowledge_dirs=knowledge_dirs, attributes=attributes,
                     catalogs=catalogs, rules=ordered, inputs=inputs, strata=strata,
                     sha256=digest.hexdigest(), files=dict(sorted(hashes.items())), graph=graph,
+                    overlays=overlay_notes,
                     writers=writers)
 
 

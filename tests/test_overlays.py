@@ -1,0 +1,52 @@
+"""Site rulebases laid over the shipped one: add, replace, disable; amend a catalog."""
+import json
+
+from corpus import ROOT, run_cli
+
+SITE_RULES = "tests/overlays/site-rules"
+SITE_KNOWLEDGE = "tests/overlays/site-knowledge"
+EXAMPLE = "examples/gpt2-finetune-personal.yaml"
+
+
+def _json(argv):
+    code, out, err = run_cli(argv + ["--format", "json"])
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_overlay_raises_the_ram_floor_and_disables_a_rule():
+    base = _json(["recommend", EXAMPLE])
+    site = _json(["recommend", EXAMPLE, "--rules", SITE_RULES])
+    assert base["conclusions"]["ram.system_gb"]["value"] == 64
+    ram = site["conclusions"]["ram.system_gb"]
+    assert ram["value"] == 96 and ram["rule"] == "ram-site-floor" and ram["overlay"] == "site-rules"
+    rules = [c["rule"] for c in ram["contributions"]]
+    assert "ram-personal-tier" in [c["rule"] for c in base["conclusions"]["ram.system_gb"]["contributions"]]
+    assert "ram-personal-tier" not in rules
+    (note,) = [o for o in site["rulebase"]["overlays"] if o["kind"] == "rules"]
+    assert note == {"name": "acme-site", "kind": "rules", "added": ["ram-site-floor"], "replaced": [],
+                    "disabled": ["ram-personal-tier"]}
+
+
+def test_explain_names_the_overlay():
+    code, out, err = run_cli(["explain", EXAMPLE, "ram.system_gb", "--rules", SITE_RULES, "--format", "json"])
+    assert code == 0, err
+    tree = json.loads(out)
+    assert tree["binding"][0]["overlay"] == "site-rules"
+
+
+def test_knowledge_overlay_amends_prices():
+    base = _json(["recommend", EXAMPLE])
+    site = _json(["recommend", EXAMPLE, "--knowledge", SITE_KNOWLEDGE])
+    assert base["conclusions"]["gpu.model"]["value"] == "rtx-3060-12gb"
+    assert site["conclusions"]["gpu.model"]["value"] != "rtx-3060-12gb"
+    assert any(o["kind"] == "knowledge" and o["catalog"] == "gpu" for o in site["rulebase"]["overlays"])
+
+
+def test_disabling_an_unknown_rule_is_an_error(tmp_path):
+    d = tmp_path / "site"
+    d.mkdir()
+    (d / "_overlay.yaml").write_text("disable: [ram-personal-teir]\n")
+    code, out, err = run_cli(["recommend", EXAMPLE, "--rules", str(d)])
+    assert code == 2
+    assert "cannot disable unknown rule 'ram-personal-teir'" in err and "did you mean 'ram-personal-tier'" in err
