@@ -42,16 +42,53 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--format", choices=["text", "markdown", "json"], default="text")
     e.add_argument("--depth", type=int, metavar="N", help="stop N steps below the conclusion")
     rulebase_args(e)
+    v = sub.add_parser("validate", help="check rules, knowledge and workloads: syntax, schema, meaning")
+    v.add_argument("paths", nargs="*", metavar="PATH",
+                   help="rules or knowledge directories, workload files (default: the shipped rulebase "
+                        "and examples/)")
+    v.add_argument("--format", choices=["text", "json"], default="text")
+    rulebase_args(v)
+
+    t = sub.add_parser("test", help="run the rules' test cases (and workload cases)")
+    t.add_argument("paths", nargs="*", metavar="PATH", help="rules or knowledge directories")
+    t.add_argument("--coverage", action="store_true", help="report rules never fired or never silent")
+    t.add_argument("--min-coverage", type=float, metavar="PCT", help="fail below this rule coverage")
+    t.add_argument("--workloads", action="append", metavar="DIR",
+                   help="a folder of workloads with expected conclusions in DIR/expected/ (repeatable)")
+    rulebase_args(t)
+
+    ru = sub.add_parser("rules", help="list the rules, or show one")
+    rsub = ru.add_subparsers(dest="action", metavar="ACTION")
+    rsub.required = True
+    rl = rsub.add_parser("list", help="every rule, by area")
+    rl.add_argument("--format", choices=["text", "markdown", "json"], default="text")
+    rulebase_args(rl)
+    rs = rsub.add_parser("show", help="one rule: conditions, conclusions, source, tests, neighbours")
+    rs.add_argument("id", metavar="ID")
+    rs.add_argument("--format", choices=["text", "markdown", "json"], default="text")
+    rulebase_args(rs)
+
+    n = sub.add_parser("new", help="scaffold a rule and its test file")
+    nsub = n.add_subparsers(dest="what", metavar="WHAT")
+    nsub.required = True
+    nr = nsub.add_parser("rule", help="gpusizer new rule AREA/ID")
+    nr.add_argument("target", metavar="AREA/ID")
+    nr.add_argument("--rules", metavar="DIR", help="rules directory to write into (default: the shipped rules)")
+
+    sc = sub.add_parser("schema", help="print a JSON Schema (for editors)")
+    sc.add_argument("kind", choices=["rule", "rule-test", "attributes", "knowledge", "overlay", "workload"])
+
+    d = sub.add_parser("docs", help="generate the rule reference (docs/rules.md)")
+    d.add_argument("-o", "--output", metavar="FILE")
+    rulebase_args(d)
     return p
 
 
 def _recommender(args):
     """The shipped rulebase, with each --rules / --knowledge directory laid over it in order."""
     from .api import Recommender
-    from .resources import data_dir
-    rules = [data_dir("rules")] + list(args.rules or [])
-    knowledge = [data_dir("knowledge")] + list(args.knowledge or [])
-    return Recommender(rules, knowledge)
+    from .authoring import dirs
+    return Recommender(*dirs(args))
 
 
 def _cmd_recommend(args) -> int:
@@ -104,7 +141,11 @@ def _cmd_explain(args) -> int:
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     try:
-        return {"recommend": _cmd_recommend, "explain": _cmd_explain}[args.command](args)
+        from . import authoring as A
+        commands = {"recommend": _cmd_recommend, "explain": _cmd_explain, "validate": A.cmd_validate,
+                    "test": A.cmd_test, "rules": A.cmd_rules, "new": A.cmd_new, "schema": A.cmd_schema,
+                    "docs": A.cmd_docs}
+        return commands[args.command](args)
     except GpusizerError as exc:
         print(exc.render(), file=sys.stderr)
         return exc.exit_code

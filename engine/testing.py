@@ -31,6 +31,7 @@ class Outcome:
     case: Case
     passed: bool
     message: str = ""
+    fired: bool = False
 
 
 def load_cases(rb: Rulebase) -> list[Case]:
@@ -94,9 +95,91 @@ class Runner:
 
     def run(self, case: Case) -> Outcome:
         try:
-            got, _ = self.engine.run_rule(case.rule, case.given)
+            got, firings = self.engine.run_rule(case.rule, case.given)
         except GpusizerError as exc:
             return Outcome(case, False, exc.render())
         if same(case.expect, got):
-            return Outcome(case, True)
-        return Outcome(case, False, f"{case.file}:{case.line}: {case.id}: expected {case.expect!r}, got {got!r}")
+            return Outcome(case, True, fired=bool(firings))
+        return Outcome(case, False, f"{case.file}:{case.line}: {case.id}: expected {case.expect!r}, got {got!r}",
+                       fired=bool(firings))
+
+
+@dataclass
+class Coverage:
+    all_rules: set
+    fired: set
+    silent: set
+    checked_attrs: set
+    written_attrs: set
+
+    @property
+    def never_fired(self) -> list:
+        return sorted(self.all_rules - self.fired)
+
+    @property
+    def never_silent(self) -> list:
+        return sorted(self.all_rules - self.silent)
+
+    @property
+    def unchecked_attrs(self) -> list:
+        return sorted(self.written_attrs - self.checked_attrs)
+
+    @property
+    def percent(self) -> float:
+        covered = len(self.fired & self.silent)
+        return 100.0 * covered / len(self.all_rules) if self.all_rules else 100.0
+
+
+def run_all(rb: Rulebase, cases: list[Case] | None = None) -> tuple[list[Outcome], Coverage]:
+    """Run every case; coverage counts a rule as covered once it has fired and stayed silent."""
+    cases = load_cases(rb) if cases is None else cases
+    runner = Runner(rb)
+    outcomes = []
+    fired, silent, checked = set(), set(), set()
+    for case in cases:
+        outcome = runner.run(case)
+        outcomes.append(outcome)
+        if outcome.passed:
+            (fired if outcome.fired else silent).add(case.rule)
+            checked.update(case.expect)
+    return outcomes, Coverage(all_rules=set(rb.rules), fired=fired, silent=silent, checked_attrs=checked,
+                              written_attrs=set(rb.writers))
+
+
+@dataclass
+class WorkloadCase:
+    workload: str
+    expect_file: str
+    expect: dict
+
+
+def workload_cases(folder: Path) -> list[WorkloadCase]:
+    """``folder/X.yaml`` workloads with expected conclusions in ``folder/expected/X.yaml``."""
+    cases = []
+    for exp in sorted((folder / "expected").glob("*.yaml")):
+        doc = load(exp)
+        data = doc.data if isinstance(doc.data, dict) else {}
+        if set(data) != {"expect"} or not isinstance(data["expect"], dict):
+            raise InputError("an expected-conclusions file holds one key, 'expect', mapping attributes "
+                             "to values", file=str(exp), line=1, col=1, help="e.g. expect: {gpu.count: 2}")
+        workload = folder / exp.name
+        if not workload.is_file():
+            raise InputError(f"no workload {workload} for these expectations", file=str(exp), line=1, col=1,
+                             help="name the file after a workload in the folder above")
+        cases.append(WorkloadCase(str(workload), str(exp), data["expect"]))
+    return cases
+
+
+def run_workload_case(recommender, case: WorkloadCase) -> Outcome:
+    fake = Case(rule="workload", name=Path(case.workload).stem, given={}, expect=case.expect,
+                file=case.expect_file, line=1)
+    try:
+        result = recommender.recommend(case.workload)
+    except GpusizerError as exc:
+        return Outcome(fake, False, exc.render())
+    got = {k: result.get(k) for k in case.expect}
+    if same(case.expect, got):
+        return Outcome(fake, True)
+    bad = {k: (case.expect[k], got[k]) for k in case.expect if not same(case.expect[k], got[k])}
+    lines = [f"{case.expect_file}: {case.workload}:"] + [f"  {k}: expected {e!r}, got {g!r}" for k, (e, g) in bad.items()]
+    return Outcome(fake, False, "\n".join(lines))

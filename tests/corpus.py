@@ -72,3 +72,9 @@ def bad_rulebases(tmp: Path):
 
 def normalise(text: str, tmp: str | None) -> str:
     return text.replace(tmp + os.sep, "") if tmp else text
+
+
+def lint_cases():
+    """(name, argv, expected file) for each broken overlay in tests/bad/lint/."""
+    for case in sorted(p for p in (BAD / "lint").iterdir() if p.is_dir()):
+        yield case.name, ["validate", case.relative_to(ROOT).as_posix()], case / "expected.txt"

@@ -8,7 +8,7 @@ os.environ["GPUSIZER_NO_CACHE"] = "1"
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpus import GOLDEN, bad_rulebases, bad_workloads, golden_cases, normalise, run_cli  # noqa: E402
+from corpus import GOLDEN, bad_rulebases, bad_workloads, golden_cases, lint_cases, normalise, run_cli  # noqa: E402
 
 
 def main() -> None:
@@ -24,6 +24,12 @@ def main() -> None:
         for name, argv, expected, root in bad_rulebases(Path(tmp)):
             code, out, err = run_cli(argv)
             expected.write_text(f"exit {code}\n{normalise(err, root)}", encoding="utf-8")
+    for name, argv, expected in lint_cases():
+        code, out, err = run_cli(argv)
+        expected.write_text(f"exit {code}\n{out}{err}", encoding="utf-8")
+    (GOLDEN.parent.parent / "docs").mkdir(exist_ok=True)
+    code, out, err = run_cli(["docs", "-o", "docs/rules.md"])
+    assert code == 0, err
     print("golden files written; review them with git diff")
 
 

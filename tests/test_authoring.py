@@ -1,0 +1,131 @@
+"""The rule-authoring toolkit: validate, test with coverage, rules list/show, new rule, schema, docs."""
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from corpus import ROOT, lint_cases, run_cli
+
+LINT = list(lint_cases())
+
+
+def test_shipped_rulebase_is_clean():
+    code, out, err = run_cli(["validate"])
+    assert code == 0, out + err
+    assert out.strip().splitlines()[-1] == "0 error(s), 0 warning(s)", out
+
+
+@pytest.mark.parametrize("name,argv,expected", LINT, ids=[c[0] for c in LINT])
+def test_lint_finding(name, argv, expected):
+    code, out, err = run_cli(argv)
+    assert "Traceback" not in out + err
+    assert f"exit {code}\n{out}{err}" == expected.read_text(encoding="utf-8")
+    assert code == 1
+
+
+def test_lint_corpus_covers_every_finding_kind():
+    codes = set()
+    for _, argv, _ in LINT:
+        code, out, err = run_cli(argv + ["--format", "json"])
+        codes |= {f["code"] for f in json.loads(out)}
+    assert {"never-fires", "unknown-item", "unwritten-attribute", "unused-attribute", "prefer-conflict",
+            "unsourced-number", "durable-limit", "tests", "load"} <= codes
+
+
+def test_validate_json_and_workload_files():
+    code, out, err = run_cli(["validate", "tests/bad/workloads/unknown-key.yaml", "--format", "json"])
+    assert code == 1
+    (finding,) = [f for f in json.loads(out) if f["code"] == "workload"]
+    assert finding["line"] == 4 and finding["message"].startswith("unknown key 'batch_sise'")
+
+
+def test_validate_unreadable_input_is_exit_2():
+    code, out, err = run_cli(["validate", "no/such/dir"])
+    assert code == 2 and "no such file or directory" in err
+
+
+def test_rule_tests_reach_full_coverage():
+    code, out, err = run_cli(["test", "--coverage", "--min-coverage", "100"])
+    assert code == 0, out + err
+    assert "rule coverage: 100.0%" in out
+    assert "never fired: none" in out and "never stayed silent: none" in out
+    last = out.strip().splitlines()[-1]
+    assert last.endswith(" passed, 0 failed")
+
+
+def test_coverage_threshold_fails_the_run(tmp_path):
+    rules = tmp_path / "rules"
+    shutil.copytree(ROOT / "rules", rules)
+    test = next(rules.rglob("weights-memory.test.yaml"))
+    test.write_text(test.read_text().replace("expect: {}", "expect: {memory.weights_gb: 1}"))
+    code, out, err = run_cli(["test", str(rules), "--coverage", "--min-coverage", "100"])
+    assert code == 1
+    assert "FAIL weights-memory::silent-without-bytes-per-param" in out
+    assert "never stayed silent: weights-memory" in out
+
+
+def test_workload_cases(tmp_path):
+    (tmp_path / "expected").mkdir()
+    shutil.copy(ROOT / "examples" / "gpt2-finetune-personal.yaml", tmp_path)
+    (tmp_path / "expected" / "gpt2-finetune-personal.yaml").write_text("expect: {task: fine-tuning, precision: fp32}\n")
+    code, out, err = run_cli(["test", "--workloads", str(tmp_path)])
+    assert code == 0, out + err
+    (tmp_path / "expected" / "gpt2-finetune-personal.yaml").write_text("expect: {precision: bf16}\n")
+    code, out, err = run_cli(["test", "--workloads", str(tmp_path)])
+    assert code == 1 and "precision: expected 'bf16', got 'fp32'" in out
+
+
+def test_rules_list_and_show():
+    code, out, err = run_cli(["rules", "list", "--format", "json"])
+    assert code == 0
+    ids = [r["id"] for r in json.loads(out)]
+    assert "weights-memory" in ids
+    code, out, err = run_cli(["rules", "show", "weights-memory"])
+    assert code == 0
+    assert "模型参数内存" in out and "Feeds: " in out and "llama-70b-fp16-is-140-gb" in out
+    code, out, err = run_cli(["rules", "show", "weights-memroy"])
+    assert code == 2 and "did you mean 'weights-memory'" in err
+
+
+def test_new_rule_scaffold_validates_and_passes(tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "_overlay.yaml").write_text("name: site\n")
+    code, out, err = run_cli(["new", "rule", "ram/ram-site-check", "--rules", str(site)])
+    assert code == 0, err
+    assert (site / "ram" / "ram-site-check.yaml").is_file() and (site / "ram" / "ram-site-check.test.yaml").is_file()
+    code, out, err = run_cli(["validate", str(site), "--format", "json"])
+    assert code == 0, out
+    assert [f for f in json.loads(out) if f["file"].startswith("site/")] == []
+    code, out, err = run_cli(["test", str(site)])
+    assert code == 0, out
+    code, out, err = run_cli(["new", "rule", "ram/ram-site-check", "--rules", str(site)])
+    assert code == 2 and "already exists" in err
+
+
+@pytest.mark.parametrize("kind", ["rule", "rule-test", "attributes", "knowledge", "overlay", "workload"])
+def test_schema_export_is_valid_json_schema(kind):
+    import jsonschema
+    code, out, err = run_cli(["schema", kind])
+    assert code == 0
+    jsonschema.validators.validator_for(json.loads(out)).check_schema(json.loads(out))
+
+
+def test_generated_rule_docs_are_up_to_date():
+    code, out, err = run_cli(["docs"])
+    assert code == 0, err
+    assert out == (ROOT / "docs" / "rules.md").read_text(encoding="utf-8"), \
+        "docs/rules.md is stale: run python tests/update_golden.py"
+
+
+def test_pre_commit_hooks_file_names_real_commands():
+    import yaml
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert {h["id"] for h in hooks} == {"gpusizer-validate", "gpusizer-test"}
+    for h in hooks:
+        argv = h["entry"].split()[1:]
+        assert argv[0] in ("validate", "test")
+    p = subprocess.run([sys.executable, "-m", "engine", "validate", "--help"], capture_output=True, text=True)
+    assert p.returncode == 0
