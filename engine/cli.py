@@ -34,6 +34,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--format", choices=["text", "markdown", "json"], default="text")
     r.add_argument("-o", "--output", metavar="OUT",
                    help="write to OUT (a directory when several files are given)")
+    r.add_argument("--record", metavar="DIR", help="also write a JSON decision record per workload into DIR")
     rulebase_args(r)
 
     e = sub.add_parser("explain", help="show how one conclusion was derived")
@@ -78,6 +79,39 @@ def _parser() -> argparse.ArgumentParser:
     sc = sub.add_parser("schema", help="print a JSON Schema (for editors)")
     sc.add_argument("kind", choices=["rule", "rule-test", "attributes", "knowledge", "overlay", "workload"])
 
+    wn = sub.add_parser("why-not", help="why an attribute did not take a value")
+    wn.add_argument("file", metavar="FILE")
+    wn.add_argument("query", metavar="ATTRIBUTE=VALUE", help="e.g. gpu.model=rtx-4090-24gb")
+    wn.add_argument("--format", choices=["text", "json"], default="text")
+    rulebase_args(wn)
+
+    wi = sub.add_parser("what-if", help="re-run with fields changed, sweep a field, or find the largest value that fits")
+    wi.add_argument("file", metavar="FILE")
+    wi.add_argument("--set", action="append", metavar="KEY=VALUE", help="change a workload field (repeatable)")
+    wi.add_argument("--sweep", metavar="KEY=a,b,c", help="a table over several values of one field")
+    wi.add_argument("--max", metavar="KEY", help="the largest integer value of KEY for which --while holds")
+    wi.add_argument("--while", dest="while_", metavar="CONDITION",
+                    help="an expression over conclusions, e.g. 'memory.vram_required_gb <= 80'")
+    wi.add_argument("--show", action="append", metavar="ATTRIBUTE", help="columns for --sweep and --max")
+    wi.add_argument("--format", choices=["text", "json"], default="text")
+    rulebase_args(wi)
+
+    au = sub.add_parser("audit", help="decision records")
+    asub = au.add_subparsers(dest="action", metavar="ACTION")
+    asub.required = True
+    av = asub.add_parser("verify", help="re-run a decision record with today's rulebase; exit 0 same, "
+                         "1 changed, 2 unreadable or tampered")
+    av.add_argument("record", metavar="RECORD.json")
+    av.add_argument("--format", choices=["text", "json"], default="text")
+    rulebase_args(av)
+
+    df = sub.add_parser("diff", help="compare two rulebases over workloads")
+    df.add_argument("files", nargs="+", metavar="FILE")
+    df.add_argument("--rules-a", required=True, metavar="DIR")
+    df.add_argument("--rules-b", required=True, metavar="DIR")
+    df.add_argument("--format", choices=["text", "json"], default="text")
+    df.add_argument("--knowledge", action="append", metavar="DIR")
+
     d = sub.add_parser("docs", help="generate the rule reference (docs/rules.md)")
     d.add_argument("-o", "--output", metavar="FILE")
     rulebase_args(d)
@@ -101,6 +135,9 @@ def _cmd_recommend(args) -> int:
         try:
             result = rec.recommend(name)
             outputs.append((name, render(result, args.format)))
+            if args.record:
+                from .record import write
+                write(result, Path(args.record))
         except GpusizerError as exc:
             failed += 1
             print(exc.render(), file=sys.stderr)
@@ -138,13 +175,48 @@ def _cmd_explain(args) -> int:
     return EXIT_OK
 
 
+def _cmd_why_not(args) -> int:
+    import json
+
+    from .whynot import parse_query, why_not
+
+    rec = _recommender(args)
+    attr, value = parse_query(rec.rulebase, args.query)
+    answer = why_not(rec.recommend(args.file), attr, value)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(answer, indent=2, ensure_ascii=False, default=str) + "\n")
+    else:
+        print(f"why not {attr}={value!r}? [{answer['kind']}]")
+        print(f"  {answer['message']}")
+        if answer.get("via"):
+            print(f"  (followed {answer['via']})")
+    return EXIT_OK
+
+
+def _cmd_what_if(args) -> int:
+    from .whatif import cmd_what_if
+    rec = _recommender(args)
+    for name in args.show or []:
+        if name not in rec.rulebase.attributes:
+            raise InputError(f"--show: unknown attribute '{name}'", help="name a conclusion, e.g. gpu.count")
+    return cmd_what_if(args, rec)
+
+
+def _audit(name):
+    def run(args):
+        from . import audit
+        return getattr(audit, name)(args)
+    return run
+
+
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     try:
         from . import authoring as A
         commands = {"recommend": _cmd_recommend, "explain": _cmd_explain, "validate": A.cmd_validate,
                     "test": A.cmd_test, "rules": A.cmd_rules, "new": A.cmd_new, "schema": A.cmd_schema,
-                    "docs": A.cmd_docs}
+                    "docs": A.cmd_docs, "audit": _audit("cmd_verify"), "diff": _audit("cmd_diff"),
+                    "why-not": _cmd_why_not, "what-if": _cmd_what_if}
         return commands[args.command](args)
     except GpusizerError as exc:
         print(exc.render(), file=sys.stderr)
