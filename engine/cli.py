@@ -9,7 +9,7 @@ from pathlib import Path
 from .errors import GpusizerError, InputError
 
 EXIT_OK, EXIT_INVALID, EXIT_INTERNAL = 0, 2, 70
-EXT = {"text": "txt", "markdown": "md", "json": "json"}
+EXT = {"text": "txt", "markdown": "md", "json": "json", "html": "html"}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -31,7 +31,9 @@ def _parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("recommend", help="recommend a server for each workload file")
     r.add_argument("files", nargs="+", metavar="FILE", help="workload YAML file(s)")
-    r.add_argument("--format", choices=["text", "markdown", "json"], default="text")
+    r.add_argument("--format", choices=["text", "markdown", "json", "html"], default="text")
+    r.add_argument("--layout", choices=["auto", "dot", "python"], default="auto",
+                   help="graph layout in HTML reports: Graphviz dot when installed (auto), or pure Python")
     r.add_argument("-o", "--output", metavar="OUT",
                    help="write to OUT (a directory when several files are given)")
     r.add_argument("--record", metavar="DIR", help="also write a JSON decision record per workload into DIR")
@@ -78,6 +80,15 @@ def _parser() -> argparse.ArgumentParser:
 
     sc = sub.add_parser("schema", help="print a JSON Schema (for editors)")
     sc.add_argument("kind", choices=["rule", "rule-test", "attributes", "knowledge", "overlay", "workload"])
+
+    gr = sub.add_parser("graph", help="write the derivation graph alone (DOT or SVG)")
+    gr.add_argument("file", metavar="FILE")
+    gr.add_argument("--format", choices=["dot", "svg"], default="svg")
+    gr.add_argument("--layout", choices=["auto", "dot", "python"], default="auto")
+    gr.add_argument("--attribute", action="append", metavar="ATTRIBUTE",
+                    help="only what leads to these conclusions (repeatable; default: all)")
+    gr.add_argument("-o", "--output", metavar="OUT")
+    rulebase_args(gr)
 
     wn = sub.add_parser("why-not", help="why an attribute did not take a value")
     wn.add_argument("file", metavar="FILE")
@@ -134,7 +145,7 @@ def _cmd_recommend(args) -> int:
     for name in args.files:
         try:
             result = rec.recommend(name)
-            outputs.append((name, render(result, args.format)))
+            outputs.append((name, render(result, args.format, layout=args.layout)))
             if args.record:
                 from .record import write
                 write(result, Path(args.record))
@@ -193,6 +204,22 @@ def _cmd_why_not(args) -> int:
     return EXIT_OK
 
 
+def _cmd_graph(args) -> int:
+    from .drawing import subgraph, to_dot, to_svg
+
+    rec = _recommender(args)
+    for name in args.attribute or []:
+        if name not in rec.rulebase.attributes:
+            raise InputError(f"unknown attribute '{name}'", help="name a conclusion, e.g. ram.system_gb")
+    g = subgraph(rec.recommend(args.file), args.attribute)
+    text = to_dot(g) if args.format == "dot" else to_svg(g, args.layout)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
 def _cmd_what_if(args) -> int:
     from .whatif import cmd_what_if
     rec = _recommender(args)
@@ -216,7 +243,8 @@ def main(argv=None) -> int:
         commands = {"recommend": _cmd_recommend, "explain": _cmd_explain, "validate": A.cmd_validate,
                     "test": A.cmd_test, "rules": A.cmd_rules, "new": A.cmd_new, "schema": A.cmd_schema,
                     "docs": A.cmd_docs, "audit": _audit("cmd_verify"), "diff": _audit("cmd_diff"),
-                    "why-not": _cmd_why_not, "what-if": _cmd_what_if}
+                    "why-not": _cmd_why_not, "what-if": _cmd_what_if,
+                    "graph": _cmd_graph}
         return commands[args.command](args)
     except GpusizerError as exc:
         print(exc.render(), file=sys.stderr)

@@ -8,7 +8,7 @@ from pathlib import Path
 from .resources import data_dir
 from .result import Result
 
-FORMATS = {"text": "txt", "markdown": "md"}
+FORMATS = {"text": "txt", "markdown": "md", "html": "html"}
 
 
 def _plain(value):
@@ -100,30 +100,57 @@ def environment(templates: Path | None = None):
     if env is None:
         from .cache import template_cache
 
-        env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(root)), autoescape=False,
+        env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(root)),
+                                 autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",),
+                                                                     default_for_string=False),
                                  bytecode_cache=template_cache(),
                                  undefined=jinja2.StrictUndefined, trim_blocks=True,
                                  lstrip_blocks=True, keep_trailing_newline=True)
         env.filters["num"] = num
         env.filters["q"] = quantity
         env.filters["json"] = lambda v: json.dumps(_plain(v), ensure_ascii=False)
+        env.globals["bar_chart"] = bar_chart
         _ENVS[root] = env
     return env
 
 
-def render(result: Result, fmt: str, templates: Path | None = None) -> str:
+def render(result: Result, fmt: str, templates: Path | None = None, layout: str = "auto") -> str:
     if fmt == "json":
         return to_json(document(result))
     doc = document(result)
     tmpl = environment(templates).get_template(f"recommend.{FORMATS[fmt]}.j2")
+    extra = {}
+    if fmt == "html":
+        from markupsafe import Markup
+
+        from .drawing import subgraph, to_svg
+        extra["graph"] = Markup(to_svg(subgraph(result), layout))
     return tmpl.render(doc=doc, c=doc["conclusions"], i=doc["inputs"],
-                       attributes=result.rulebase.attributes)
+                       attributes=result.rulebase.attributes, **extra)
 
 
-def render_explain(result: Result, attr: str, fmt: str, depth: int | None = None,
-                   templates: Path | None = None) -> str:
-    tree = result.explain_tree(attr, depth)
-    if fmt == "json":
-        return to_json(_plain(tree))
-    tmpl = environment(templates).get_template(f"explain.{FORMATS[fmt]}.j2")
-    return tmpl.render(tree=tree, workload=result.workload)
+def bar_chart(parts, unit: str | None = None):
+    """An inline SVG stacked bar with a legend; ``parts`` is [(label, value), ...]. Labels are escaped."""
+    from xml.sax.saxutils import escape
+
+    from markupsafe import Markup
+
+    parts = [(str(label), v) for label, v in parts if isinstance(v, (int, float)) and v > 0]
+    if not parts:
+        return Markup("<p>Nothing to chart.</p>")
+    total = sum(v for _, v in parts)
+    colours = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7"]
+    width, x = 960, 0.0
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {40 + 22 * len(parts)}" width="100%" '
+           'role="img" aria-label="breakdown" font-family="Helvetica, Arial, sans-serif" font-size="12">']
+    for n, (label, v) in enumerate(parts):
+        w = width * v / total
+        colour = colours[n % len(colours)]
+        out.append(f'<rect x="{x:.1f}" y="0" width="{w:.1f}" height="28" fill="{colour}">'
+                   f'<title>{escape(label)}: {escape(quantity(v, unit))}</title></rect>')
+        x += w
+        out.append(f'<rect x="0" y="{38 + 22 * n}" width="12" height="12" fill="{colour}"/>'
+                   f'<text x="18" y="{48 + 22 * n}">{escape(label)}: {escape(quantity(v, unit))} '
+                   f'({100 * v / total:.1f}%)</text>')
+    out.append("</svg>")
+    return Markup("\n".join(out))

@@ -41,6 +41,35 @@ def golden_cases():
     for stem, attr in EXPLAIN:
         for fmt, ext in FORMATS.items():
             yield f"{stem}.explain.{attr}.{ext}", ["explain", f"examples/{stem}.yaml", attr, "--format", fmt]
+    for ex in EXAMPLES:
+        rel = ex.relative_to(ROOT).as_posix()
+        yield f"{ex.stem}.html", ["recommend", rel, "--format", "html", "--layout", "python"]
+    llama = "examples/llama2-70b-chat.yaml"
+    yield "llama2-70b-chat.graph.dot", ["graph", llama, "--format", "dot"]
+    yield "llama2-70b-chat.graph.svg", ["graph", llama, "--format", "svg", "--layout", "python"]
+    for name, (wl, query) in WHY_NOT.items():
+        for fmt in ("text", "json"):
+            yield f"why-not.{name}.{FORMATS[fmt]}", ["why-not", f"examples/{wl}.yaml", query, "--format", fmt]
+    yield "what-if.set.txt", ["what-if", llama, "--set", "batch_size=8", "--set", "precision=int8"]
+    yield "what-if.set.json", ["what-if", llama, "--set", "batch_size=8", "--format", "json"]
+    yield "what-if.sweep.txt", ["what-if", llama, "--sweep", "batch_size=1,8,32"]
+    yield "what-if.sweep.json", ["what-if", llama, "--sweep", "batch_size=1,8,32", "--format", "json"]
+    yield "what-if.max.txt", ["what-if", llama, "--max", "batch_size", "--while",
+                              "memory.vram_required_gb <= 171.79869184", "--show", "memory.vram_required_gb",
+                              "--show", "memory.kv_cache_gb"]
+
+
+# one why-not question per kind of answer
+WHY_NOT = {
+    "is-value": ("llama2-70b-chat", "os.swappiness=10"),
+    "beaten-candidate": ("llama2-70b-chat", "gpu.model=h100-sxm-80gb"),
+    "excluded": ("hpc-fp64-bert", "gpu.model=rtx-4090-24gb"),
+    "failed-condition": ("llama2-70b-chat", "scenario.effective=personal"),
+    "impossible-item": ("llama2-70b-chat", "gpu.model=tpu-v5"),
+    "impossible-enum": ("llama2-70b-chat", "scenario.effective=enterprise"),
+    "overridden": ("gpt2-finetune-personal", "ram.floor_gb=32"),
+    "not-produced": ("llama2-70b-chat", "os.swappiness=5"),
+}
 
 
 def bad_workloads():

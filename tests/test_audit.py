@@ -1,0 +1,109 @@
+"""Audit: why-not (one test per kind of answer), what-if, decision records, rulebase diffs."""
+import json
+import shutil
+
+import pytest
+
+from corpus import ROOT, WHY_NOT, run_cli
+
+
+@pytest.mark.parametrize("kind", sorted(WHY_NOT))
+def test_why_not_answers_each_kind(kind):
+    workload, query = WHY_NOT[kind]
+    code, out, err = run_cli(["why-not", f"examples/{workload}.yaml", query, "--format", "json"])
+    assert code == 0, err
+    answer = json.loads(out)
+    assert answer["kind"] == kind.split("-")[0] if kind.startswith("impossible") else answer["kind"] == kind
+    assert answer["message"]
+
+
+def test_why_not_excluded_names_the_rule_and_condition():
+    code, out, err = run_cli(["why-not", "examples/hpc-fp64-bert.yaml", "gpu.model=rtx-4090-24gb", "--format", "json"])
+    answer = json.loads(out)
+    assert answer["rule"] == "gpu-exclude-consumer-for-fp64" and answer["inputs"] == {"needs_fp64": True}
+
+
+def test_why_not_beaten_candidate_gives_the_margin():
+    code, out, err = run_cli(["why-not", "examples/llama2-70b-chat.yaml", "gpu.model=h100-sxm-80gb", "--format", "json"])
+    answer = json.loads(out)
+    assert answer["margin"] == answer["candidate"]["cost_usd"] - answer["winner"]["cost_usd"] > 0
+
+
+def test_why_not_rejects_a_bad_query():
+    code, out, err = run_cli(["why-not", "examples/llama2-70b-chat.yaml", "gpu.modle=x"])
+    assert code == 2 and "did you mean 'gpu.model'" in err
+    code, out, err = run_cli(["why-not", "examples/llama2-70b-chat.yaml", "gpu.count=many"])
+    assert code == 2 and "is not a number" in err
+
+
+def test_what_if_reports_changes_with_rules():
+    code, out, err = run_cli(["what-if", "examples/llama2-70b-chat.yaml", "--set", "batch_size=8", "--format", "json"])
+    assert code == 0, err
+    changes = {c["attribute"]: c for c in json.loads(out)}
+    kv = changes["memory.kv_cache_gb"]
+    assert kv["new"] == pytest.approx(8 * kv["old"]) and kv["rule"] == "kv-cache-inference"
+
+
+def test_what_if_max_batch_is_exact():
+    limit = 171.79869184
+    code, out, err = run_cli(["what-if", "examples/llama2-70b-chat.yaml", "--max", "batch_size", "--while",
+                              f"memory.vram_required_gb <= {limit}"])
+    assert code == 0, err
+    best = int(out.splitlines()[0].rsplit(": ", 1)[1])
+    from engine import recommend
+    text = (ROOT / "examples" / "llama2-70b-chat.yaml").read_text()
+    fits = recommend(text.replace("batch_size: 1", f"batch_size: {best}"))
+    over = recommend(text.replace("batch_size: 1", f"batch_size: {best + 1}"))
+    assert fits["memory.vram_required_gb"] <= limit < over["memory.vram_required_gb"]
+
+
+def test_record_verify_same_changed_and_tampered(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    records = tmp_path / "records"
+    code, out, err = run_cli(["recommend", "examples/llama2-70b-chat.yaml", "--record", str(records)])
+    assert code == 0, err
+    (rec_path,) = records.glob("*.json")
+    rec = json.loads(rec_path.read_text())
+    assert rec["created"] == "2026-01-01T00:00:00Z"
+    assert rec["workload"]["text"] == (ROOT / "examples" / "llama2-70b-chat.yaml").read_text()
+    assert {"sha256", "rules", "overlays"} <= set(rec["rulebase"]) and rec["firings"] and rec["conclusions"]
+    assert "precision" not in rec["defaults"] and "attention" in rec["defaults"]
+
+    code, out, err = run_cli(["audit", "verify", str(rec_path)])
+    assert code == 0 and out.startswith("same decision"), out + err
+
+    # edit one threshold in a copy of the rulebase: the SME RAM tier
+    rules = tmp_path / "rules"
+    shutil.copytree(ROOT / "rules", rules)
+    tier = next(rules.rglob("ram-sme-tier.yaml"))
+    text = tier.read_text()
+    assert ": 128" in text
+    tier.write_text(text.replace(": 128", ": 512"))
+    code, out, err = run_cli(["audit", "verify", str(rec_path), "--rules", str(rules), "--format", "json"])
+    assert code == 1, out + err
+    report = json.loads(out)
+    assert report["rules_edited"] == ["ram-sme-tier"] and report["responsible"] == ["ram-sme-tier"]
+    assert report["changed"]["ram.system_gb"]["new"] > report["changed"]["ram.system_gb"]["old"]
+
+    # one byte changed anywhere: tampered
+    raw = rec_path.read_bytes()
+    i = raw.index(b'"gpu.count": ') + len(b'"gpu.count": ')
+    rec_path.write_bytes(raw[:i] + bytes([raw[i] ^ 1]) + raw[i + 1:])
+    code, out, err = run_cli(["audit", "verify", str(rec_path)])
+    assert code == 2 and "changed after it was written" in err
+
+
+def test_rulebase_diff_names_the_responsible_rule(tmp_path):
+    rules = tmp_path / "rules-b"
+    shutil.copytree(ROOT / "rules", rules)
+    tier = next(rules.rglob("ram-sme-tier.yaml"))
+    tier.write_text(tier.read_text().replace(": 128", ": 512"))
+    code, out, err = run_cli(["diff", "--rules-a", str(ROOT / "rules"), "--rules-b", str(rules),
+                              "examples/llama2-70b-chat.yaml", "examples/gpt2-finetune-personal.yaml",
+                              "--format", "json"])
+    assert code == 1, err
+    doc = json.loads(out)
+    assert doc["rules_changed"] == ["ram-sme-tier"]
+    llama, gpt2 = doc["workloads"]
+    assert llama["responsible"] == ["ram-sme-tier"] and "ram.system_gb" in llama["changes"]
+    assert gpt2["changes"] == {}
