@@ -92,7 +92,7 @@ def _parser() -> argparse.ArgumentParser:
 
     wn = sub.add_parser("why-not", help="why an attribute did not take a value")
     wn.add_argument("file", metavar="FILE")
-    wn.add_argument("query", metavar="ATTRIBUTE=VALUE", help="e.g. gpu.model=rtx-4090-24gb")
+    wn.add_argument("query", metavar="ATTRIBUTE=VALUE", help="e.g. ram.system_gb=64")
     wn.add_argument("--format", choices=["text", "json"], default="text")
     rulebase_args(wn)
 
@@ -102,7 +102,7 @@ def _parser() -> argparse.ArgumentParser:
     wi.add_argument("--sweep", metavar="KEY=a,b,c", help="a table over several values of one field")
     wi.add_argument("--max", metavar="KEY", help="the largest integer value of KEY for which --while holds")
     wi.add_argument("--while", dest="while_", metavar="CONDITION",
-                    help="an expression over conclusions, e.g. 'memory.vram_required_gb <= 80'")
+                    help="an expression over conclusions, e.g. 'ram.system_gb <= 256'")
     wi.add_argument("--show", action="append", metavar="ATTRIBUTE", help="columns for --sweep and --max")
     wi.add_argument("--format", choices=["text", "json"], default="text")
     rulebase_args(wi)

@@ -38,6 +38,7 @@ class Attribute:
     key: str | None = None
     enum: list | None = None
     report: bool = True
+    headline: bool = False  # a default column in what-if tables
     input: bool = False  # comes from the workload file
     file: str | None = None
     line: int | None = None

@@ -138,7 +138,7 @@ def _load_attributes(doc: Doc, attributes: dict, errors: list, trusted: bool = F
                                     "use type: list", key=True))
         attributes[name] = Attribute(name=name, type=a["type"], description=a["description"],
                                      unit=a.get("unit"), combine=combine, key=a.get("key"),
-                                     enum=a.get("enum"), report=a.get("report", True),
+                                     enum=a.get("enum"), report=a.get("report", True), headline=a.get("headline", False),
                                      file=doc.file, line=line)
 
 

@@ -12,7 +12,10 @@ from .combine import canonical
 from .errors import GpusizerError, InputError
 from .report import quantity
 
-DEFAULT_SHOW = ["memory.vram_required_gb", "gpu.model", "gpu.count", "ram.system_gb"]
+
+def default_columns(rb) -> list:
+    """Attributes declared with headline: true, in declaration order."""
+    return [a.name for a in rb.attributes.values() if a.headline]
 
 
 def _set(doc: dict, dotted: str, value) -> None:
@@ -61,7 +64,7 @@ def _condition(expr_text: str):
     try:
         e = X.parse(expr_text)
     except X.ExprError as exc:
-        raise InputError(f"--while: {exc.message}", help=exc.help or "e.g. --while 'memory.vram_required_gb <= 80'") from None
+        raise InputError(f"--while: {exc.message}", help=exc.help or "e.g. --while 'ram.system_gb <= 256'") from None
 
     def holds(result) -> bool:
         def resolve(name):
@@ -113,10 +116,10 @@ def cmd_what_if(args, rec) -> int:
         key, value = _parse_assign(s, "--set")
         _set(data, key, value)
     label = f"{args.file} (what-if)"
-    show = args.show or DEFAULT_SHOW
+    show = args.show or default_columns(rec.rulebase)
     if args.max:
         if not args.while_:
-            raise InputError("--max needs --while CONDITION", help="e.g. --max batch_size --while 'memory.vram_required_gb <= 80'")
+            raise InputError("--max needs --while CONDITION", help="e.g. --max batch_size --while 'ram.system_gb <= 256'")
         best, at, beyond = largest(rec, data, args.max, _condition(args.while_), label)
         if best is None:
             print(f"no value of {args.max} satisfies: {args.while_} (not even 1)")

@@ -17,7 +17,7 @@ from .result import Result
 
 def parse_query(rb, query: str):
     if "=" not in query:
-        raise InputError(f"'{query}' is not ATTRIBUTE=VALUE", help="e.g. gpu.model=rtx-4090-24gb or ram.system_gb=64")
+        raise InputError(f"'{query}' is not ATTRIBUTE=VALUE", help="e.g. ram.system_gb=64")
     name, raw = query.split("=", 1)
     name = name.strip()
     attr = rb.attributes.get(name)
