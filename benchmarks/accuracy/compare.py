@@ -1,0 +1,134 @@
+"""Compare the measured peaks in results.json with gpusizer's predictions.
+
+    python3 benchmarks/accuracy/compare.py [--results PATH] [--python /work/main/.venv/bin/python] [--json OUT]
+
+This script itself needs no torch and no gpusizer: it builds one gpusizer workload dict per
+measured case and runs gpusizer in the PROJECT's virtual environment (a subprocess of
+``--python``, default ``<repo>/.venv/bin/python``), which answers with the memory conclusions.
+
+predicted bytes = (memory.vram_required_gb - memory.overhead_gb) * 1e9   (gpusizer's GB is 10^9)
+error % = (predicted - measured) / measured * 100
+
+The measurement counts live tensor bytes only: no CUDA context, no cuBLAS / attention workspaces,
+no caching-allocator slack. gpusizer's overhead_gb is meant to hold exactly those, so it is
+subtracted before comparing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+
+# Runs inside the project's venv: read workloads (JSON list) on stdin, write answers on stdout.
+_CHILD = r"""
+import json, sys, traceback
+from engine import Recommender
+rec = Recommender()
+out = []
+for w in json.load(sys.stdin):
+    try:
+        r = rec.recommend(w)
+        keys = ["memory.vram_required_gb", "memory.overhead_gb", "memory.weights_gb",
+                "memory.gradients_gb", "memory.optimizer_gb", "memory.activations_gb",
+                "memory.kv_cache_gb", "memory.working_set_gb"]
+        ans = {}
+        for k in keys:
+            try:
+                ans[k] = r[k]
+            except Exception:
+                ans[k] = None
+        out.append({"name": w["name"], "memory": ans})
+    except BaseException as e:
+        out.append({"name": w["name"], "error": f"{type(e).__name__}: {e}"[:300]})
+json.dump(out, sys.stdout)
+"""
+
+
+def workload(case: dict) -> dict:
+    """The gpusizer workload dict for one results.json case."""
+    inp, m = case["inputs"], case["model"]
+    prec = inp["precision"]
+    w = {
+        "name": case["name"],
+        "task": inp["task"],
+        "model": {
+            "params": m["params"],
+            "layers": m["layers"],
+            "hidden_size": m["hidden_size"],
+            "attention_heads": m["attention_heads"],
+            "kv_heads": m["kv_heads"],
+            "intermediate_size": m["intermediate_size"],
+            "mlp": m["mlp"],
+            "vocab_size": m["vocab_size"],
+            "kind": m["kind"],
+        },
+        # Training: fp32 | bf16 pure | mixed = bf16 compute with fp32 master weights (autocast),
+        # which gpusizer spells precision bf16 + mixed_precision true.
+        # Inference "mixed" = fp32 weights run under autocast: the weights are stored in fp32, so
+        # precision fp32 (gpusizer's mixed_precision only concerns training).
+        "precision": "fp32" if prec == "fp32" or (prec == "mixed" and inp["task"] == "inference") else "bf16",
+        "mixed_precision": prec == "mixed",
+        "batch_size": inp["batch"],
+        "sequence_length": inp["seq"] + inp.get("decode_steps", 0),
+        "gradient_checkpointing": bool(inp["gradient_checkpointing"]),
+        "attention": "fused",
+    }
+    if inp["task"] == "training":
+        w["optimizer"] = "adamw"
+    return w
+
+
+def predict(workloads: list[dict], python: str) -> list[dict]:
+    p = subprocess.run([python, "-c", _CHILD], input=json.dumps(workloads), capture_output=True,
+                       text=True, cwd=REPO)
+    if p.returncode != 0:
+        sys.stderr.write(p.stderr[-3000:])
+        raise SystemExit(f"gpusizer subprocess failed ({p.returncode})")
+    return json.loads(p.stdout)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--results", default=os.path.join(HERE, "results.json"))
+    ap.add_argument("--python", default=os.path.join(REPO, ".venv", "bin", "python"))
+    ap.add_argument("--json", default=None, help="also write the comparison here")
+    args = ap.parse_args()
+
+    doc = json.load(open(args.results))
+    cases = [c for c in doc["cases"] if "error" not in c]
+    preds = {p["name"]: p for p in predict([workload(c) for c in cases], args.python)}
+
+    rows = []
+    print(f"{'case':42s} {'measured GiB':>12s} {'predicted GiB':>13s} {'error %':>8s}  peak phase")
+    for c in cases:
+        p = preds.get(c["name"], {})
+        meas = c["peak_bytes"]
+        row = dict(name=c["name"], measured_bytes=meas, peak_phase=c["peak_phase"])
+        mem = p.get("memory") or {}
+        vr, oh = mem.get("memory.vram_required_gb"), mem.get("memory.overhead_gb")
+        if p.get("error") or vr is None:
+            row["error"] = p.get("error") or "no memory.vram_required_gb"
+            print(f"{c['name']:42s} {meas / 2**30:12.2f} {'-':>13s} {'-':>8s}  {c['peak_phase']}  ({row['error'][:80]})")
+        else:
+            pred = (vr - (oh or 0.0)) * 1e9
+            err = 100.0 * (pred - meas) / meas
+            row.update(predicted_bytes=pred, error_pct=err, gpusizer=mem)
+            print(f"{c['name']:42s} {meas / 2**30:12.2f} {pred / 2**30:13.2f} {err:+8.1f}  {c['peak_phase']}")
+        rows.append(row)
+    errs = [abs(r["error_pct"]) for r in rows if "error_pct" in r]
+    if errs:
+        errs.sort()
+        print(f"\n{len(errs)} cases: median |error| {errs[len(errs) // 2]:.1f}%, max |error| {errs[-1]:.1f}%")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

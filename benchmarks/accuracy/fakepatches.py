@@ -1,0 +1,86 @@
+"""Patches that make a FakeTensor run allocate exactly what a real run allocates.
+
+1. transformers treats a FakeTensor as "tracing" (is_tracing -> is_fake_tensor) and then builds a
+   full causal mask and repeats K/V instead of using SDPA's is_causal / enable_gqa. We make its
+   check answer as it does for real tensors.
+2. transformers' packed-sequence check ends in a data-dependent ``.all()``; under fake tensors it
+   answers "not packed" (what it answers on real unpacked inputs).
+3. AdamW reads its step counter with ``.item()``; under fake tensors it gets a constant.
+4. SDPA under inference_mode and eval dropout are handled in the tracker itself (tracker.py).
+5. Mixtral's experts loop over the experts actually hit, with data-dependent token counts; under
+   fake tensors we route a balanced load (tokens*top_k/num_experts tokens to each expert), which
+   allocates what the eager loop allocates for a perfectly balanced router.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch._subclasses.fake_tensor import FakeTensor
+
+_applied = False
+
+
+def apply():
+    global _applied
+    if _applied:
+        return
+    _applied = True
+
+    import transformers.masking_utils as mu
+    import transformers.utils.import_utils as iu
+
+    iu.is_fake_tensor = lambda x: False  # is_tracing() looks it up at call time
+
+    orig_packed = mu.find_packed_sequence_indices
+
+    def find_packed_sequence_indices(position_ids):
+        if isinstance(position_ids, FakeTensor):
+            return None
+        return orig_packed(position_ids)
+
+    mu.find_packed_sequence_indices = find_packed_sequence_indices
+
+    import torch.optim.adamw as adamw_mod
+    import torch.optim.adam as adam_mod
+    import torch.optim.optimizer as opt_mod
+
+    orig_get_value = opt_mod._get_value
+
+    def _get_value(x):
+        if isinstance(x, FakeTensor):
+            return 1.0
+        return orig_get_value(x)
+
+    for m in (opt_mod, adam_mod, adamw_mod):
+        if hasattr(m, "_get_value"):
+            m._get_value = _get_value
+
+    # Mixtral: balanced routing under fake tensors.
+    try:
+        from transformers.integrations.moe import ExpertsInterface
+
+        def balanced_experts_forward(self, hidden_states, top_k_index, top_k_weights):
+            if not isinstance(hidden_states, FakeTensor):
+                raise RuntimeError("balanced routing is for fake runs only")
+            final = torch.zeros_like(hidden_states)
+            T = hidden_states.shape[0]
+            k = top_k_index.shape[-1]
+            E = self.num_experts
+            n = (T * k + E - 1) // E
+            with torch.no_grad():
+                expert_mask = torch.nn.functional.one_hot(top_k_index, num_classes=E + 1).permute(2, 1, 0)
+                pass  # the real loop keeps expert_mask to the end; it is small (int64 (E+1)*k*T)
+            for e in range(E):
+                token_idx = torch.randint(0, T, (n,), device=hidden_states.device)
+                top_k_pos = torch.randint(0, k, (n,), device=hidden_states.device)
+                cur = hidden_states[token_idx]
+                gate, up = torch.nn.functional.linear(cur, self.gate_up_proj[e]).chunk(2, dim=-1)
+                h = self.act_fn(gate) * up
+                h = torch.nn.functional.linear(h, self.down_proj[e])
+                h = h * top_k_weights[token_idx, top_k_pos, None]
+                final.index_add_(0, token_idx, h.to(final.dtype))
+            return final
+
+        ExpertsInterface._global_mapping["balanced_fake"] = balanced_experts_forward
+    except Exception:  # pragma: no cover - older transformers
+        pass
