@@ -107,7 +107,6 @@ def cmd_test(args) -> int:
 
 
 def _rule_record(rb, rule) -> dict:
-    from .testing import load_cases  # noqa: F401 - imported for symmetry with docs
     feeds = sorted({r.id for r in rb.rules.values() if set(rule.writes) & r.reads})
     fed_by = sorted({w for a in rule.reads for w in rb.writers.get(a, [])})
     tests = []

@@ -65,7 +65,7 @@ class Engine:
                  for rid, r in rulebase.rules.items()}
         self.host = Host(rules)
         joined = sorted({cat for r in rulebase.rules.values() for cat in r.items.values()}
-                        | {cat for r in rulebase.rules.values() for c in _negated_items(r.when) for cat in [c]})
+                        | {cat for r in rulebase.rules.values() for cat in _negated_items(r.when)})
         self._catalog_facts = []
         for name in joined:
             for item in rulebase.catalogs[name].items.values():
