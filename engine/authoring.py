@@ -181,7 +181,7 @@ summary: TODO one line saying what this rule concludes and why.
 when:
   - task: training
 then:
-  warnings: "'{id}: replace this conclusion with the rule's own'"
+  warnings: "'{id}: replace this conclusion'"
 source:
   doc: TODO the seed file, paper or datasheet this rule comes from
   quote: TODO a short quote that supports it
@@ -193,7 +193,7 @@ cases:
   - name: fires-for-training
     given: {{task: training}}
     expect:
-      warnings: ["{id}: replace this conclusion with the rule's own"]
+      warnings: ["{id}: replace this conclusion"]
   - name: silent-for-inference
     given: {{task: inference}}
     expect: {{}}

@@ -222,6 +222,9 @@ class Compiler:
             neg = (op == "not_contains") != negated
             dalias = self._new("m") + ("$not" if neg else "")
             self.patterns.append({dalias: {"$and": [{"t": "m"}, {"n": name}, {"v": self.operand(value, p + (op,))}]}})
+            if not neg:
+                # a list with a member exists: bind it, so the firing records the list it read
+                self.bind_attr(name)
         rest = {op: v for op, v in tdict.items() if op not in ("contains", "not_contains")}
         if not rest:
             return

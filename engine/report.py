@@ -154,3 +154,12 @@ def bar_chart(parts, unit: str | None = None):
                    f'({100 * v / total:.1f}%)</text>')
     out.append("</svg>")
     return Markup("\n".join(out))
+
+
+def render_explain(result: Result, attr: str, fmt: str, depth: int | None = None,
+                   templates: Path | None = None) -> str:
+    tree = result.explain_tree(attr, depth)
+    if fmt == "json":
+        return to_json(_plain(tree))
+    tmpl = environment(templates).get_template(f"explain.{FORMATS[fmt]}.j2")
+    return tmpl.render(tree=tree, workload=result.workload)

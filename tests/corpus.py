@@ -12,7 +12,7 @@ GOLDEN = ROOT / "tests" / "golden"
 BAD = ROOT / "tests" / "bad"
 EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
 FORMATS = {"text": "txt", "markdown": "md", "json": "json"}
-EXPLAIN = [("llama2-70b-chat", "memory.vram_required_gb"), ("gpt2-finetune-personal", "ram.system_gb")]
+EXPLAIN = [("llama2-70b-chat", "memory.vram_required_gb"), ("gpt2-finetune-personal", "ram.floor_gb")]
 
 
 def run_cli(argv: list[str]) -> tuple[int, str, str]:

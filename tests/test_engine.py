@@ -65,9 +65,9 @@ def test_every_conclusion_is_explained(recommender):
 
 def test_max_policy_keeps_the_losing_contribution(recommender):
     r = recommender.recommend(ROOT / "examples" / "gpt2-finetune-personal.yaml")
-    step = r.explain("ram.system_gb")
+    step = r.explain("ram.floor_gb")
     assert step["value"] == 64 and step["rule"] == "ram-training-floor"
-    assert [(b["rule"], b["value"]) for b in step["beaten"]] == [("ram-personal-tier", 32)]
+    assert ("ram-personal-tier", 32) in [(b["rule"], b["value"]) for b in step["beaten"]]
 
 
 def _broken_rulebase(tmp_path, then_expr):

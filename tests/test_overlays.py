@@ -17,19 +17,19 @@ def _json(argv):
 def test_overlay_raises_the_ram_floor_and_disables_a_rule():
     base = _json(["recommend", EXAMPLE])
     site = _json(["recommend", EXAMPLE, "--rules", SITE_RULES])
-    assert base["conclusions"]["ram.system_gb"]["value"] == 64
-    ram = site["conclusions"]["ram.system_gb"]
-    assert ram["value"] == 96 and ram["rule"] == "ram-site-floor" and ram["overlay"] == "site-rules"
-    rules = [c["rule"] for c in ram["contributions"]]
-    assert "ram-personal-tier" in [c["rule"] for c in base["conclusions"]["ram.system_gb"]["contributions"]]
-    assert "ram-personal-tier" not in rules
+    assert base["conclusions"]["ram.floor_gb"]["value"] == 64
+    floor = site["conclusions"]["ram.floor_gb"]
+    assert floor["value"] == 96 and floor["rule"] == "ram-site-floor" and floor["overlay"] == "site-rules"
+    assert site["conclusions"]["ram.system_gb"]["value"] >= 96 > base["conclusions"]["ram.system_gb"]["value"]
+    assert "ram-personal-tier" in [c["rule"] for c in base["conclusions"]["ram.floor_gb"]["contributions"]]
+    assert "ram-personal-tier" not in [c["rule"] for c in floor["contributions"]]
     (note,) = [o for o in site["rulebase"]["overlays"] if o["kind"] == "rules"]
     assert note == {"name": "acme-site", "kind": "rules", "added": ["ram-site-floor"], "replaced": [],
                     "disabled": ["ram-personal-tier"]}
 
 
 def test_explain_names_the_overlay():
-    code, out, err = run_cli(["explain", EXAMPLE, "ram.system_gb", "--rules", SITE_RULES, "--format", "json"])
+    code, out, err = run_cli(["explain", EXAMPLE, "ram.floor_gb", "--rules", SITE_RULES, "--format", "json"])
     assert code == 0, err
     tree = json.loads(out)
     assert tree["binding"][0]["overlay"] == "site-rules"
@@ -38,8 +38,8 @@ def test_explain_names_the_overlay():
 def test_knowledge_overlay_amends_prices():
     base = _json(["recommend", EXAMPLE])
     site = _json(["recommend", EXAMPLE, "--knowledge", SITE_KNOWLEDGE])
-    assert base["conclusions"]["gpu.model"]["value"] == "rtx-3060-12gb"
-    assert site["conclusions"]["gpu.model"]["value"] != "rtx-3060-12gb"
+    assert base["conclusions"]["gpu.model"]["value"] == "rtx-3090-24gb"
+    assert site["conclusions"]["gpu.model"]["value"] != "rtx-3090-24gb"
     assert any(o["kind"] == "knowledge" and o["catalog"] == "gpu" for o in site["rulebase"]["overlays"])
 
 
