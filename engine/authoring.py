@@ -40,6 +40,13 @@ def _stack(shipped: list, given: list) -> list:
     return shipped + given
 
 
+def _with_paths(args):
+    """The rulebase that validate/test PATH... means: the shipped one, with the paths laid over it."""
+    extra_rules, extra_knowledge, workloads = _split_paths(args.paths)
+    rules, knowledge = dirs(args)
+    return _stack(rules, extra_rules), knowledge + extra_knowledge, workloads
+
+
 def _looks_like_catalog(path: Path) -> bool:
     try:
         head = path.read_text(encoding="utf-8", errors="replace")[:2000]
@@ -52,13 +59,10 @@ def cmd_validate(args) -> int:
     from .lint import lint, to_json
 
     try:
-        extra_rules, extra_knowledge, workloads = _split_paths(args.paths)
+        rules, knowledge, workloads = _with_paths(args)
     except GpusizerError as exc:
         print(exc.render(), file=sys.stderr)
         return EXIT_UNREADABLE
-    rules, knowledge = dirs(args)
-    rules = _stack(rules, extra_rules)
-    knowledge += extra_knowledge
     if not args.paths:
         workloads = sorted(Path(p) for p in Path("examples").glob("*.yaml")) if Path("examples").is_dir() else []
     findings, _ = lint(rules, knowledge, workloads)
@@ -82,10 +86,8 @@ def cmd_test(args) -> int:
     from .rulebase import load_rulebase
     from .testing import run_all, run_workload_case, workload_cases
 
-    extra_rules, extra_knowledge, _ = _split_paths(args.paths)
-    rules, knowledge = dirs(args)
-    rules = _stack(rules, extra_rules)
-    rb = load_rulebase(rules, knowledge + extra_knowledge)
+    rules, knowledge, _ = _with_paths(args)
+    rb = load_rulebase(rules, knowledge)
     outcomes, cov = run_all(rb)
     for folder in args.workloads or []:
         rec = Recommender(rulebase=rb)
@@ -224,11 +226,6 @@ def cmd_new(args) -> int:
     print(f"wrote {rule_path}\nwrote {test_path}\n"
           "next: edit both, then run 'gpusizer validate' and 'gpusizer test'")
     return EXIT_OK
-
-
-SCHEMAS = {"rule": ("engine", "rule"), "attributes": ("engine", "attributes"),
-           "knowledge": ("engine", "knowledge"), "rule-test": ("engine", "rule-test"),
-           "overlay": ("engine", "overlay"), "workload": ("knowledge", "workload")}
 
 
 def cmd_schema(args) -> int:

@@ -78,10 +78,9 @@ def save_docs(k: str, docs: dict) -> None:
     if not d:
         return
     try:
-        import os as _os
         import pickle
         d.mkdir(parents=True, exist_ok=True)
-        tmp = d / f"docs-{k}.pickle.{_os.getpid()}"
+        tmp = d / f"docs-{k}.pickle.{os.getpid()}"
         with open(tmp, "wb") as f:
             pickle.dump(docs, f, protocol=pickle.HIGHEST_PROTOCOL)
         tmp.replace(d / f"docs-{k}.pickle")
