@@ -108,7 +108,8 @@ def throughput_and_overhead(n: int) -> dict:
 
     def trivial(c):
         counter[0] += 1
-    bare = Host({rid: r.compiled.durable(r.stratum, trivial) for rid, r in rec.rulebase.rules.items()})
+    bare = Host({(rid if k == 0 else f"{rid}#{k + 1}"): v.durable(r.stratum, trivial)
+                 for rid, r in rec.rulebase.rules.items() for k, v in enumerate(r.variants)})
     # the engine deletes each session when its workload is done; so does the replay
     t = time.perf_counter()
     current = None

@@ -250,10 +250,13 @@ class Compiler:
         self.bind_attr(name)
         self.attr_tests[name].extend(self.tests("v", rest, p, is_list=attr.is_list) if rest else [])
 
-    def compile(self) -> CompiledRule:
+    def compile(self, conditions=None) -> CompiledRule:
+        """``conditions``: (path, condition) pairs of one alternative (default: the rule's 'when')."""
         rule = self.rule
-        for i, cond in enumerate(rule.when):
-            self.condition(cond, ("when", i))
+        if conditions is None:
+            conditions = [(("when", i), cond) for i, cond in enumerate(rule.when)]
+        for path, cond in conditions:
+            self.condition(cond, path)
         lets: dict[str, object] = {}
         let_getters = []
         for name, e in rule.let.items():
@@ -333,14 +336,38 @@ def _closest(word, options):
     return closest(word, list(options))
 
 
-def compile_rule(rule: Rule, attributes: dict, catalogs: dict) -> CompiledRule:
-    c = Compiler(rule, attributes, catalogs)
-    try:
-        compiled = c.compile()
-    except RuleCompileError as exc:
-        raise rule.doc.error(exc.path, exc.message, exc.help, key=exc.key) from None
-    except X.ExprError as exc:
-        raise InputError(f"in rule '{rule.id}': {exc.message}", file=rule.file, help=exc.help) from None
-    rule.reads = set(c.reads)
-    rule.items = {u: cat for u, (_, cat) in c.item_alias.items()}
-    return compiled
+MAX_ALTERNATIVES = 16
+
+
+def alternatives(when: list) -> list:
+    """Expand 'any' conditions: one list of (path, condition) per combination of alternatives."""
+    combos = [[]]
+    for i, cond in enumerate(when):
+        if isinstance(cond, dict) and "any" in cond:
+            combos = [prefix + [(("when", i, "any", j, m), c) for m, c in enumerate(branch)]
+                      for j, branch in enumerate(cond["any"]) for prefix in combos]
+        else:
+            combos = [prefix + [(("when", i), cond)] for prefix in combos]
+    return combos
+
+
+def compile_rule(rule: Rule, attributes: dict, catalogs: dict) -> list[CompiledRule]:
+    """One CompiledRule per alternative: durable-rules gets one rule each, sharing the action."""
+    combos = alternatives(rule.when)
+    if len(combos) > MAX_ALTERNATIVES:
+        raise rule.doc.error(("when",), f"the 'any' conditions combine into {len(combos)} alternatives; "
+                             f"at most {MAX_ALTERNATIVES}", "split the rule in two", key=True)
+    out, reads, items = [], set(), {}
+    for combo in combos:
+        c = Compiler(rule, attributes, catalogs)
+        try:
+            out.append(c.compile(combo))
+        except RuleCompileError as exc:
+            raise rule.doc.error(exc.path, exc.message, exc.help, key=exc.key) from None
+        except X.ExprError as exc:
+            raise InputError(f"in rule '{rule.id}': {exc.message}", file=rule.file, help=exc.help) from None
+        reads |= c.reads
+        items.update({u: cat for u, (_, cat) in c.item_alias.items()})
+    rule.reads = reads
+    rule.items = items
+    return out

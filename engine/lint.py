@@ -69,7 +69,9 @@ class _Ctx:
             file = rule.file
         else:
             col = None
-        self.findings.append(Finding(level, code, file, line, col, rule.id if rule else None, message, help))
+        finding = Finding(level, code, file, line, col, rule.id if rule else None, message, help)
+        if finding not in self.findings:
+            self.findings.append(finding)
 
 
 def _literal_tests(tests) -> dict:
@@ -109,9 +111,16 @@ def _impossible(tests: dict, enum) -> str | None:
 
 
 def _check_rule(ctx: _Ctx, rule: Rule) -> None:
+    from .compiler import alternatives
+
+    for combo in alternatives(rule.when):
+        _check_conditions(ctx, rule, combo)  # a finding shared by several alternatives is kept once
+    _check_rule_once(ctx, rule)
+
+
+def _check_conditions(ctx: _Ctx, rule: Rule, conditions: list) -> None:
     rb = ctx.rb
-    for i, cond in enumerate(rule.when):
-        path = ("when", i)
+    for path, cond in conditions:
         negated = "not" in cond
         inner = cond["not"] if negated else cond
         if "item" in inner:
@@ -140,9 +149,9 @@ def _check_rule(ctx: _Ctx, rule: Rule) -> None:
             if why and not negated:
                 ctx.add("error", "never-fires", rule, path + (name,), f"'{name}' can never match: {why}",
                         "fix the bounds; as written the rule never fires", key=True)
-    # several conditions on one attribute, together
+    # several conditions on one attribute, together (within one alternative)
     merged: dict[str, dict] = {}
-    for i, cond in enumerate(rule.when):
+    for path, cond in conditions:
         if "not" in cond or "item" in cond:
             continue
         (name, tests), = cond.items()
@@ -150,7 +159,7 @@ def _check_rule(ctx: _Ctx, rule: Rule) -> None:
         both = dict(merged.get(name, {}))
         for op, v in lits.items():
             if op in both and both[op] != v and op in ("eq",):
-                ctx.add("error", "never-fires", rule, ("when", i, name),
+                ctx.add("error", "never-fires", rule, path + (name,),
                         f"'{name}' must equal both {both[op]!r} and {v!r}", "keep one of the two tests", key=True)
             both[op] = v if op not in both else (max(both[op], v) if op in ("gt", "gte") and _num(v) else
                                                   min(both[op], v) if op in ("lt", "lte") and _num(v) else v)
@@ -158,17 +167,20 @@ def _check_rule(ctx: _Ctx, rule: Rule) -> None:
             attr = rb.attributes.get(name)
             why = _impossible(both, attr.enum if attr else None)
             if why:
-                ctx.add("error", "never-fires", rule, ("when", i, name),
+                ctx.add("error", "never-fires", rule, path + (name,),
                         f"conditions on '{name}' contradict each other: {why}",
                         "merge the conditions and fix the bounds", key=True)
         merged[name] = both
+
+
+def _check_rule_once(ctx: _Ctx, rule: Rule) -> None:
     # numbers need a traceable source
     if _has_number(rule) and not any(s.quote or s.url or s.note for s in rule.sources):
         ctx.add("warning", "unsourced-number", rule, ("source",),
                 "the rule uses numbers but its source has no quote, url or note",
                 "quote the sentence the number comes from, or explain it in source.note", key=True)
     # durable-rules limits
-    for cond in rule.compiled.conditions:
+    for cond in [c for v in rule.variants for c in v.conditions]:
         (alias, pattern), = cond.items()
         tests = pattern.get("$and", [pattern])
         if len(tests) > MAX_SIBLING_TESTS:
@@ -180,7 +192,7 @@ def _check_rule(ctx: _Ctx, rule: Rule) -> None:
 def _attr_tests(rule: Rule) -> dict:
     out: dict[str, dict] = {}
     for cond in rule.when:
-        if "not" in cond or "item" in cond:
+        if "not" in cond or "item" in cond or "any" in cond:
             continue
         (name, tests), = cond.items()
         out.setdefault(name, []).append(_literal_tests(tests))
@@ -268,7 +280,7 @@ def _check_rulebase(ctx: _Ctx) -> None:
     equality: Counter = Counter()
     for rule in rb.rules.values():
         shared[("stratum", rule.stratum)] += 1
-        for cond in rule.compiled.conditions:
+        for cond in [c for v in rule.variants for c in v.conditions]:
             (alias, pattern), = cond.items()
             shared[json.dumps(pattern, sort_keys=True)] += 1
             for t in pattern.get("$and", [pattern]):

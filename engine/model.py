@@ -107,6 +107,7 @@ class Rule:
     writes: list = field(default_factory=list)  # attribute names, in file order
     items: dict = field(default_factory=dict)  # alias -> catalog name
     stratum: int = 1
-    compiled: Any = None  # compiler.CompiledRule
+    compiled: Any = None  # compiler.CompiledRule of the first alternative
+    variants: list = field(default_factory=list)  # one CompiledRule per alternative of 'any' conditions
     test_file: str | None = None
     overlay: str | None = None

@@ -346,7 +346,8 @@ def load_rulebase(rule_dirs=None, knowledge_dirs=None) -> Rulebase:
             overlay_notes.append(note)
     for rule in rules.values():
         try:
-            rule.compiled = compile_rule(rule, attributes, catalogs)
+            rule.variants = compile_rule(rule, attributes, catalogs)
+            rule.compiled = rule.variants[0]
         except GpusizerError as exc:
             errors.append(exc)
     if errors:

@@ -61,8 +61,11 @@ class Engine:
         self._sids = itertools.count(1)
         self._active: _Run | None = None
         self._solo = {rid: n for n, rid in enumerate(rulebase.rules, start=1)} if isolated else {}
-        rules = {rid: r.compiled.durable(self._solo.get(rid, r.stratum), self._action(r))
-                 for rid, r in rulebase.rules.items()}
+        rules = {}
+        for rid, r in rulebase.rules.items():
+            for k, variant in enumerate(r.variants):
+                name = rid if k == 0 else f"{rid}#{k + 1}"
+                rules[name] = variant.durable(self._solo.get(rid, r.stratum), self._action(r, variant))
         self.host = Host(rules)
         joined = sorted({cat for r in rulebase.rules.values() for cat in r.items.values()}
                         | {cat for r in rulebase.rules.values() for cat in _negated_items(r.when)})
@@ -84,8 +87,7 @@ class Engine:
                                      if not a.input and n not in written)
 
     # -- actions -------------------------------------------------------------
-    def _action(self, rule: Rule):
-        compiled = rule.compiled
+    def _action(self, rule: Rule, compiled):
         catalogs = self.rb.catalogs
 
         def run(c):
@@ -213,12 +215,19 @@ class _Run:
         self.pending: dict[str, list] = {}
         self.conclusions: dict[str, Conclusion] = {}
         self.errors: list = []
+        self.seen: set = set()
 
     def values_set(self, name, value, present):
         self.values[name] = value
         self.present[name] = present
 
     def record(self, rule: Rule, attrs, items, lets, outputs):
+        # two alternatives of one rule ('any') can both hold: the same conclusion from the same
+        # items is one firing, not two (a 'sum' attribute would otherwise count it twice)
+        key = (rule.id, canonical(items), canonical(outputs))
+        if key in self.seen:
+            return
+        self.seen.add(key)
         idx = len(self.firings)
         self.firings.append(Firing(idx, rule.id, rule.stratum, attrs, items, lets, outputs))
         for attr, value in outputs.items():

@@ -98,9 +98,17 @@ class _Eval:
                 return f"{op} {want!r}"
         return None
 
-    def failures(self) -> list[dict]:
+    def failures(self, conditions=None) -> list[dict]:
         out = []
-        for i, cond in enumerate(self.rule.when):
+        top = conditions is None
+        for i, cond in enumerate(self.rule.when if top else conditions):
+            if "any" in cond:
+                branches = [self.failures(branch) for branch in cond["any"]]
+                if all(branches):
+                    first = branches[0][0]
+                    out.append(dict(first, failed=f"{first['failed']}, and none of the other "
+                                                  f"{len(branches) - 1} alternative(s) holds either"))
+                continue
             negated = "not" in cond
             inner = cond["not"] if negated else cond
             if "item" in inner:
@@ -119,8 +127,12 @@ class _Eval:
             if (why is None) == negated:
                 out.append({"condition": i, "fact": name, "value": self.values.get(name),
                             "failed": why or "the negated condition holds"})
+        if not top:
+            return out
         # attributes that only expressions read must have a value too
-        tested = {next(iter(c)) for c in self.rule.when if "item" not in c and "not" not in c}
+        tested = {next(iter(c)) for c in self.rule.when if "item" not in c and "not" not in c and "any" not in c}
+        tested |= {next(iter(x)) for c in self.rule.when if "any" in c for branch in c["any"] for x in branch
+                   if "item" not in x and "not" not in x}
         for name in sorted(self.rule.reads - tested):
             if self.values.get(name) is None and not any(f["fact"] == name for f in out):
                 out.append({"condition": None, "fact": name, "value": None, "failed": "it has no value"})

@@ -162,3 +162,40 @@ def test_tiny_and_huge_numbers_reach_durable_rules_safely(recommender):
     assert r["memory.weights_gb"] == pytest.approx(4e-9)
     r = recommender.recommend({"name": "huge", "task": "inference", "model": {"params": 1e16}})
     assert r["memory.weights_gb"] == pytest.approx(2e7)
+
+
+ANY_RULE = """id: any-demo
+summary: Reserves 7 GB of scratch storage for HPC work, named as a scenario or implied by FP64.
+when:
+  - any:
+      - [{scenario: hpc}]
+      - [{needs_fp64: true}]
+then:
+  storage.required_gb: 7
+source: {doc: test, note: exercises 'any'}
+"""
+
+
+def test_any_conditions_fire_once_when_several_alternatives_hold(tmp_path):
+    from corpus import run_cli
+
+    site = tmp_path / "site"
+    (site / "storage").mkdir(parents=True)
+    (site / "storage" / "any-demo.yaml").write_text(ANY_RULE)
+
+    def storage(workload, *extra):
+        code, out, err = run_cli(["recommend", workload, "--format", "json", *extra])
+        assert code == 0, err
+        c = json.loads(out)["conclusions"]["storage.required_gb"]
+        return c["value"], [k["rule"] for k in c["contributions"]]
+
+    both = "examples/hpc-fp64-bert.yaml"  # scenario hpc and needs_fp64 true
+    base, _ = storage(both)
+    value, rules = storage(both, "--rules", str(site))
+    assert value == pytest.approx(base + 7) and rules.count("any-demo") == 1
+    neither = "examples/llama2-70b-chat.yaml"
+    base, _ = storage(neither)
+    value, rules = storage(neither, "--rules", str(site))
+    assert value == pytest.approx(base) and "any-demo" not in rules
+    code, out, err = run_cli(["why-not", neither, "storage.required_gb=1", "--rules", str(site), "--format", "json"])
+    assert code == 0, err
