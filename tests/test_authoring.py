@@ -132,3 +132,11 @@ def test_pre_commit_hooks_file_names_real_commands():
         assert argv[0] in ("validate", "test")
     p = subprocess.run([sys.executable, "-m", "engine", "validate", "--help"], capture_output=True, text=True)
     assert p.returncode == 0
+
+
+def test_shipped_examples_keep_their_expected_conclusions():
+    from corpus import EXAMPLES
+    code, out, err = run_cli(["test", "--workloads", "examples"])
+    assert code == 0, out + err
+    expected = sorted((ROOT / "examples" / "expected").glob("*.yaml"))
+    assert [p.name for p in expected] == [p.name for p in EXAMPLES]
