@@ -171,14 +171,9 @@ def _cmd_recommend(args) -> int:
 
 def _cmd_explain(args) -> int:
     from .report import render_explain
-    from .validate import closest
 
     rec = _recommender(args)
-    if args.attribute not in rec.rulebase.attributes:
-        guess = closest(args.attribute, rec.rulebase.attributes)
-        raise InputError(f"unknown attribute '{args.attribute}'",
-                         help=(f"did you mean '{guess}'? " if guess else "")
-                         + "see the conclusions in 'gpusizer recommend FILE'")
+    rec.rulebase.attribute(args.attribute)
     if args.depth is not None and args.depth < 0:
         raise InputError("--depth must be 0 or more", help="e.g. --depth 2")
     result = rec.recommend(args.file)
@@ -209,8 +204,7 @@ def _cmd_graph(args) -> int:
 
     rec = _recommender(args)
     for name in args.attribute or []:
-        if name not in rec.rulebase.attributes:
-            raise InputError(f"unknown attribute '{name}'", help="name a conclusion, e.g. ram.system_gb")
+        rec.rulebase.attribute(name, "--attribute: ")
     g = subgraph(rec.recommend(args.file), args.attribute)
     text = to_dot(g) if args.format == "dot" else to_svg(g, args.layout)
     if args.output:
@@ -224,8 +218,7 @@ def _cmd_what_if(args) -> int:
     from .whatif import cmd_what_if
     rec = _recommender(args)
     for name in args.show or []:
-        if name not in rec.rulebase.attributes:
-            raise InputError(f"--show: unknown attribute '{name}'", help="name a conclusion, e.g. gpu.count")
+        rec.rulebase.attribute(name, "--show: ")
     return cmd_what_if(args, rec)
 
 

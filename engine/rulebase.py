@@ -37,8 +37,15 @@ class Rulebase:
     graph: object = None  # static graph: node -> its predecessors (attributes and rules)
     writers: dict = field(default_factory=dict)  # attribute -> [rule ids]
 
-    def rule_ids(self) -> list:
-        return list(self.rules)
+    def attribute(self, name: str, where: str = ""):
+        """The declared attribute, or an input error naming the closest one (for command-line names)."""
+        attr = self.attributes.get(name)
+        if attr is None:
+            guess = closest(name, self.attributes)
+            raise InputError(f"{where}unknown attribute '{name}'",
+                             help=(f"did you mean '{guess}'? " if guess else "")
+                             + "see the conclusions in 'gpusizer recommend FILE'")
+        return attr
 
 
 def _display(path: Path, root: Path, label: str) -> str:

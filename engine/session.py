@@ -4,7 +4,7 @@ from __future__ import annotations
 import itertools
 import math
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from . import expr as X
@@ -14,7 +14,7 @@ from .durable_adapter import Host
 from .errors import RuleError
 from .model import Attribute, Rule
 from .rulebase import Rulebase
-from .workload import InputValue, Workload
+from .workload import Workload
 
 
 @dataclass

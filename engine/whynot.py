@@ -20,12 +20,7 @@ def parse_query(rb, query: str):
         raise InputError(f"'{query}' is not ATTRIBUTE=VALUE", help="e.g. ram.system_gb=64")
     name, raw = query.split("=", 1)
     name = name.strip()
-    attr = rb.attributes.get(name)
-    if attr is None:
-        from .validate import closest
-        guess = closest(name, rb.attributes)
-        raise InputError(f"unknown attribute '{name}'", help=(f"did you mean '{guess}'? " if guess else "")
-                         + "see the conclusions of 'gpusizer recommend FILE'")
+    attr = rb.attribute(name)
     raw = raw.strip()
     value: object = raw
     if attr.type in ("number", "integer", "scalar"):

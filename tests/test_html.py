@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from corpus import ROOT, run_cli
+from corpus import run_cli
 
 XSS = """name: "<script>alert(1)</script>"
 task: inference

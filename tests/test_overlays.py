@@ -1,7 +1,7 @@
 """Site rulebases laid over the shipped one: add, replace, disable; amend a catalog."""
 import json
 
-from corpus import ROOT, run_cli
+from corpus import run_cli
 
 SITE_RULES = "tests/overlays/site-rules"
 SITE_KNOWLEDGE = "tests/overlays/site-knowledge"
