@@ -293,6 +293,14 @@ class Compiler:
             (with_refs if name in self.ref_tested else plain).append(pattern)
         # durable-rules resolves a reference against aliases listed before it
         conditions = plain + self.patterns + with_refs
+        joined = len(conditions) + 1  # + the stratum marker
+        if joined > MAX_FACTS_PER_RULE:
+            read = sorted(self.attr_alias)
+            raise RuleCompileError(("when",), f"the rule joins {joined} facts (its conditions, the stratum "
+                                   f"marker and every attribute it reads: {', '.join(read)}); the rule "
+                                   f"engine matches at most {MAX_FACTS_PER_RULE} at once",
+                                   "move part of the computation into a rule of its own that concludes an "
+                                   "intermediate attribute, and read that one attribute here", key=True)
         bindings = [Binding(a, "attr", n) for n, a in self.attr_alias.items()]
         bindings += [Binding(d, "item", u, c) for u, (d, c) in self.item_alias.items()]
         return CompiledRule(conditions=conditions, bindings=bindings, getters=getters, lets=let_getters)
@@ -349,6 +357,11 @@ def alternatives(when: list) -> list:
         else:
             combos = [prefix + [(("when", i), cond)] for prefix in combos]
     return combos
+
+
+# durable-rules keeps the facts one rule instance has matched in a 16-slot table (MAX_MESSAGE_FRAMES
+# in its rete); a 17th fails at run time with the bare error 304, so it is refused when compiling.
+MAX_FACTS_PER_RULE = 16
 
 
 def compile_rule(rule: Rule, attributes: dict, catalogs: dict) -> list[CompiledRule]:
