@@ -397,6 +397,10 @@ def _stratify(rules: dict, attributes: dict):
         cycle = exc.args[1]
         ids = list(dict.fromkeys(n[1] for n in cycle if n[0] == "rule"))
         attrs = list(dict.fromkeys(n[1] for n in cycle if n[0] == "attr"))
+        # blame the rule loaded last (an overlay's, a new file's): it closed the cycle
+        loaded = {rid: i for i, rid in enumerate(rules)}
+        start = ids.index(max(ids, key=loaded.__getitem__))
+        ids = ids[start:] + ids[:start]
         first = rules[ids[0]]
         raise InputError(f"rules form a cycle: {' -> '.join(ids + ids[:1])} "
                          f"(through {', '.join(attrs)})", file=first.file, line=1, col=1,

@@ -241,14 +241,17 @@ def _why_not_candidate(result: Result, rec_attr: str, field: str, value) -> dict
             blocked.append((rid, item, failures))
     for rid, item, failures in blocked:
         excluded = [f for f in failures if f["failed"].startswith("not_contains")]
-        who = _who_added(result, excluded[0]["fact"], item.id) if excluded else None
+        who = _who_added(result, excluded[0]["fact"], item.id) if excluded else []
         if who:
-            inputs = ", ".join(f"{k} = {v!r}" for k, v in sorted(who.attrs.items()))
+            reasons = [f"{f.rule} ({rb.rules[f.rule].summary}) because "
+                       + (", ".join(f"{k} = {v!r}" for k, v in sorted(f.attrs.items())) or "its conditions held")
+                       for f in who]
             rules = ", ".join(r for r, _, _ in blocked)
-            return {"kind": "excluded", "rule": who.rule, "candidate_rules": [r for r, _, _ in blocked],
-                    "message": f"{item.id} was excluded by {who.rule} ({rb.rules[who.rule].summary}) because "
-                               f"{inputs or 'its conditions held'}; the candidate rules ({rules}) skip excluded items",
-                    "inputs": who.attrs}
+            return {"kind": "excluded", "rule": who[0].rule, "candidate_rules": [r for r, _, _ in blocked],
+                    "message": f"{item.id} was excluded by " + "; and by ".join(reasons)
+                               + f"; the candidate rules ({rules}) skip excluded items",
+                    "inputs": who[0].attrs,
+                    "excluded_by": [{"rule": f.rule, "inputs": f.attrs} for f in who]}
     if blocked:
         parts = [f"{rid}: the condition on {f[0]['fact']} failed: {f[0]['failed']} (it is {f[0]['value']!r})"
                  for rid, _, f in blocked]
@@ -257,15 +260,13 @@ def _why_not_candidate(result: Result, rec_attr: str, field: str, value) -> dict
     return None
 
 
-def _who_added(result: Result, list_attr: str, member):
+def _who_added(result: Result, list_attr: str, member) -> list:
+    """Every firing that put ``member`` into the list attribute, in contribution order."""
     c = result.outcome.conclusions.get(list_attr)
     if c is None:
-        return None
-    for contrib in c.contributions:
-        v = contrib.value
-        if v == member or (isinstance(v, list) and member in v):
-            return result.outcome.firings[contrib.firing]
-    return None
+        return []
+    return [result.outcome.firings[contrib.firing] for contrib in c.contributions
+            if contrib.value == member or (isinstance(contrib.value, list) and member in contrib.value)]
 
 
 def _brief(rec: dict) -> str:
