@@ -61,7 +61,7 @@ def test_coverage_threshold_fails_the_run(tmp_path):
     test = next(rules.rglob("weights-memory.test.yaml"))
     # the silent case now gives what the rule needs, so it fires: the case fails and coverage drops
     test.write_text(test.read_text().replace("given: {model.params: 7e9}",
-                                             "given: {model.params: 7e9, precision.bytes_per_param: 2}"))
+                                             "given: {model.params: 7e9, memory.weight_bytes_per_param: 2}"))
     code, out, err = run_cli(["test", str(rules), "--coverage", "--min-coverage", "100"])
     assert code == 1, out + err
     assert "FAIL weights-memory::silent-without-bytes-per-param" in out

@@ -64,9 +64,11 @@ def workload(case: dict) -> dict:
             "attention_heads": m["attention_heads"],
             "kv_heads": m["kv_heads"],
             "intermediate_size": m["intermediate_size"],
-            "mlp": m["mlp"],
+            # GPT-2's activation is gelu_new, the tanh approximation written out in Python
+            "mlp": "gelu-tanh" if m["family"] == "gpt2" else m["mlp"],
             "vocab_size": m["vocab_size"],
             "kind": m["kind"],
+            "tied_embeddings": m["tied_embeddings"],
         },
         # Training: fp32 | bf16 pure | mixed = bf16 compute with fp32 master weights (autocast),
         # which gpusizer spells precision bf16 + mixed_precision true.
@@ -79,6 +81,9 @@ def workload(case: dict) -> dict:
         "gradient_checkpointing": bool(inp["gradient_checkpointing"]),
         "attention": "fused",
     }
+    for key in ("experts", "experts_per_token", "sliding_window"):
+        if m.get(key):
+            w["model"][key] = m[key]
     if inp["task"] == "training":
         w["optimizer"] = "adamw"
     return w

@@ -278,12 +278,13 @@ def _train(case, model, tr, amp, b, s, cfg, ext):
             opt.zero_grad(set_to_none=True)
             iters.append(dict(peak_bytes=tr.peak, peak_phase=tr.peak_phase,
                               phase_peaks=dict(tr.phase_peaks), breakdown_at_peak=dict(tr.peak_breakdown),
-                              end_bytes=tr.total))
+                              activation_peaks=dict(tr.activation_peaks), end_bytes=tr.total))
             if it < TRAIN_ITERS - 1:
                 tr.reset_peak()
     steady = iters[-1]
     out = dict(peak_bytes=max(i["peak_bytes"] for i in iters), peak_phase=steady["peak_phase"],
                phase_peaks=steady["phase_peaks"], breakdown_at_peak=steady["breakdown_at_peak"],
+               activation_peaks=steady["activation_peaks"],
                iteration_peaks=[dict(peak_bytes=i["peak_bytes"], peak_phase=i["peak_phase"],
                                      phase_peaks=i["phase_peaks"]) for i in iters])
     if ext is not None:
@@ -340,7 +341,8 @@ def _generate(case, model, tr, amp, b, s, cfg, ext):
         for cls, orig in patched:
             cls.update = orig
     out = dict(peak_bytes=tr.peak, peak_phase=tr.peak_phase, phase_peaks=dict(tr.phase_peaks),
-               breakdown_at_peak=dict(tr.peak_breakdown), kv_cache_bytes_end=kv)
+               breakdown_at_peak=dict(tr.peak_breakdown), activation_peaks=dict(tr.activation_peaks),
+               kv_cache_bytes_end=kv)
     if ext is not None:
         out["external_peak_bytes"] = ext_peak(ext)
     return out
@@ -470,7 +472,7 @@ def summarize(r: dict) -> dict:
                peak_bytes=r["peak_bytes"], peak_gib=round(gb(r["peak_bytes"]), 3),
                peak_phase=r["peak_phase"], phase_peaks=r["phase_peaks"],
                breakdown_at_peak=four, breakdown_at_peak_detail=bd, seconds=r["seconds"])
-    for k in ("iteration_peaks", "kv_cache_bytes_end"):
+    for k in ("iteration_peaks", "kv_cache_bytes_end", "activation_peaks"):
         if k in r:
             out[k] = r[k]
     return out

@@ -60,6 +60,9 @@ class LiveBytesTracker(TorchDispatchMode):
         self.peak_phase = self.phase
         self.peak_breakdown = dict(self.cat_bytes)
         self.phase_peaks: dict[str, int] = {}
+        # per phase, the peak of the "activations" category alone (everything not labelled as
+        # parameters, gradients, optimizer state, weight casts or KV cache): calibrate.py fits it
+        self.activation_peaks: dict[str, int] = {}
 
     def set_phase(self, phase: str):
         self.phase = phase
@@ -77,6 +80,9 @@ class LiveBytesTracker(TorchDispatchMode):
         ph = self.phase
         if tot > self.phase_peaks.get(ph, 0):
             self.phase_peaks[ph] = tot
+        act = self.cat_bytes["activations"]
+        if act > self.activation_peaks.get(ph, 0):
+            self.activation_peaks[ph] = act
         if tot > self.peak:
             self.peak = tot
             self.peak_phase = ph
