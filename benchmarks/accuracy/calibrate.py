@@ -5,18 +5,22 @@
 
 For each architecture family, precision mode and (for training) gradient checkpointing, the same
 model is run (FakeTensorMode, the tracker and the loops of measure.py) at full width with 1 and 2
-layers and two token counts n = batch x sequence. The live bytes above the model states (weights,
-optimizer state) at the forward/backward peak, and at the prefill peak for generation, are then
+layers and two token counts n = batch x sequence. The tracker's peak of the "activations" category
+alone (everything that is not a parameter, gradient, optimizer state, autocast weight copy or KV
+cache) during forward/backward, or during the prefill for generation, is then
 
     X(L, n) = c0 + c1 * L + n * (a0 + a1 * L)
 
 and four runs give the four numbers exactly: a1 = bytes per token per layer (what each layer keeps
-for backward, or what a prefill layer holds at once), a0 = bytes per token outside the layers
-(embedding, logits, the loss and its gradient), c0 + c1 * L = token-independent bytes (autocast's
-weight copies in mixed precision, gradients already written at the peak). The widths are varied
-as well (MLP width I, vocabulary V, KV heads) so that a1 and a0 can be split into per-h, per-I and
-per-V parts, which is how rules/memory/*.yaml state them. Writes calibration.json and prints a
-table; the rules cite the figures.
+for backward), a0 = bytes per token outside the layers (logits, the loss and its gradient; for
+generation, the largest transient of one layer's forward pass), c0 + c1 * L = token-independent
+bytes (gradients in flight, about 0). The widths are varied as well (MLP width I, vocabulary V,
+KV heads) so that a1 and a0 can be split into per-h, per-I, per-KV and per-V parts, which is how
+knowledge/activations.yaml states them. Writes calibration.json and prints a table.
+
+Generation's a1 is not used: it is a small per-layer remainder (one hidden vector per token) that
+only the 1-vs-2-layer difference shows; the full-depth cases in results.json check the prefill
+figures without it.
 """
 
 from __future__ import annotations
@@ -56,13 +60,6 @@ VARIANTS = {
 }
 LAYER_KEY = {"llama": "num_hidden_layers", "gpt2": "n_layer", "bert": "num_hidden_layers",
              "mixtral": "num_hidden_layers"}
-
-
-def state_bytes(params: int, precision: str, task: str) -> int:
-    """Weights + optimizer state that are alive before the steady-state forward."""
-    if task == "inference":
-        return params * (2 if precision == "bf16" else 4)
-    return params * (2 + 4 if precision == "bf16" else 4 + 8)
 
 
 def one(job):

@@ -1,6 +1,6 @@
 """Compare the measured peaks in results.json with gpusizer's predictions.
 
-    python3 benchmarks/accuracy/compare.py [--results PATH] [--python /work/main/.venv/bin/python] [--json OUT]
+    python3 benchmarks/accuracy/compare.py [--results PATH] [--peers PATH] [--python PYTHON] [--json OUT]
 
 This script itself needs no torch and no gpusizer: it builds one gpusizer workload dict per
 measured case and runs gpusizer in the PROJECT's virtual environment (a subprocess of
@@ -8,6 +8,9 @@ measured case and runs gpusizer in the PROJECT's virtual environment (a subproce
 
 predicted bytes = (memory.vram_required_gb - memory.overhead_gb) * 1e9   (gpusizer's GB is 10^9)
 error % = (predicted - measured) / measured * 100
+
+Beside gpusizer it prints what accelerate's estimate-memory and llm-analysis say for the same cases
+(peers.json, written by peers.py in their own environments).
 
 The measurement counts live tensor bytes only: no CUDA context, no cuBLAS / attention workspaces,
 no caching-allocator slack. gpusizer's overhead_gb is meant to hold exactly those, so it is
@@ -98,9 +101,18 @@ def predict(workloads: list[dict], python: str) -> list[dict]:
     return json.loads(p.stdout)
 
 
+def _stats(errs: list[float]) -> str:
+    if not errs:
+        return "no cases"
+    a = sorted(abs(e) for e in errs)
+    return (f"{len(a)} cases: mean |error| {sum(a) / len(a):.1f}%, median {a[len(a) // 2]:.1f}%, "
+            f"worst {a[-1]:.1f}%, within 10%: {sum(1 for e in a if e <= 10)}/{len(a)}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--results", default=os.path.join(HERE, "results.json"))
+    ap.add_argument("--peers", default=os.path.join(HERE, "peers.json"))
     ap.add_argument("--python", default=os.path.join(REPO, ".venv", "bin", "python"))
     ap.add_argument("--json", default=None, help="also write the comparison here")
     args = ap.parse_args()
@@ -108,28 +120,61 @@ def main():
     doc = json.load(open(args.results))
     cases = [c for c in doc["cases"] if "error" not in c]
     preds = {p["name"]: p for p in predict([workload(c) for c in cases], args.python)}
+    peers = json.load(open(args.peers)) if os.path.exists(args.peers) else {}
+    names = sorted(peers)
 
     rows = []
-    print(f"{'case':42s} {'measured GiB':>12s} {'predicted GiB':>13s} {'error %':>8s}  peak phase")
+    head = f"{'case':40s} {'phase':>9s} {'measured':>9s} {'gpusizer':>9s} {'err %':>7s}"
+    for n in names:
+        head += f" {n[:12]:>12s} {'err %':>7s}"
+    print("GiB (2^30 bytes) of live tensors at the peak; err % = (predicted - measured) / measured")
+    print(head)
+    print("-" * len(head))
+    errors = {"gpusizer": []}
+    errors.update({n: [] for n in names})
+    common = {"gpusizer": []}
+    common.update({n: [] for n in names})
     for c in cases:
         p = preds.get(c["name"], {})
         meas = c["peak_bytes"]
         row = dict(name=c["name"], measured_bytes=meas, peak_phase=c["peak_phase"])
         mem = p.get("memory") or {}
         vr, oh = mem.get("memory.vram_required_gb"), mem.get("memory.overhead_gb")
+        line = f"{c['name']:40s} {c['peak_phase']:>9s} {meas / 2**30:9.2f}"
         if p.get("error") or vr is None:
             row["error"] = p.get("error") or "no memory.vram_required_gb"
-            print(f"{c['name']:42s} {meas / 2**30:12.2f} {'-':>13s} {'-':>8s}  {c['peak_phase']}  ({row['error'][:80]})")
+            line += f" {'-':>9s} {'-':>7s}"
         else:
             pred = (vr - (oh or 0.0)) * 1e9
             err = 100.0 * (pred - meas) / meas
             row.update(predicted_bytes=pred, error_pct=err, gpusizer=mem)
-            print(f"{c['name']:42s} {meas / 2**30:12.2f} {pred / 2**30:13.2f} {err:+8.1f}  {c['peak_phase']}")
+            errors["gpusizer"].append(err)
+            line += f" {pred / 2**30:9.2f} {err:+7.1f}"
+        everyone = "error_pct" in row and all(c["name"] in peers[n]["figures"] for n in names)
+        if everyone:
+            common["gpusizer"].append(row["error_pct"])
+        for n in names:
+            v = peers[n]["figures"].get(c["name"])
+            if v is None:
+                line += f" {'n/a':>12s} {'':>7s}"
+                continue
+            e = 100.0 * (v - meas) / meas
+            row[n] = dict(predicted_bytes=v, error_pct=e)
+            errors[n].append(e)
+            if everyone:
+                common[n].append(e)
+            line += f" {v / 2**30:12.2f} {e:+7.1f}"
+        print(line)
         rows.append(row)
-    errs = [abs(r["error_pct"]) for r in rows if "error_pct" in r]
-    if errs:
-        errs.sort()
-        print(f"\n{len(errs)} cases: median |error| {errs[len(errs) // 2]:.1f}%, max |error| {errs[-1]:.1f}%")
+    print()
+    print("All cases each tool answers:")
+    for n, errs in errors.items():
+        version = f" {peers[n]['version']}" if n in peers else ""
+        print(f"  {n + version:22s} {_stats(errs)}")
+    if names:
+        print("Cases every tool answers (the fair comparison):")
+        for n, errs in common.items():
+            print(f"  {n:22s} {_stats(errs)}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

@@ -66,6 +66,14 @@ MODELS = {
                                      num_key_value_heads=8, intermediate_size=14336, vocab_size=32000,
                                      max_position_embeddings=32768, num_local_experts=8,
                                      num_experts_per_tok=2, sliding_window=None)),
+    # held out: no calibration run (calibrate.py) uses these shapes
+    "qwen2.5-7b": ("qwen2", dict(num_hidden_layers=28, hidden_size=3584, num_attention_heads=28,
+                                 num_key_value_heads=4, intermediate_size=18944, vocab_size=152064,
+                                 max_position_embeddings=32768, tie_word_embeddings=False)),
+    "llama3-70b": ("llama", dict(num_hidden_layers=80, hidden_size=8192, num_attention_heads=64,
+                                 num_key_value_heads=8, intermediate_size=28672, vocab_size=128256,
+                                 max_position_embeddings=8192, rope_theta=500000.0)),
+    "gpt2-medium": ("gpt2", dict(n_layer=24, n_embd=1024, n_head=16, vocab_size=50257, n_positions=1024)),
     # tiny configs for the tracker validation (real tensors)
     "tiny-llama": ("llama", dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=4,
                                  num_key_value_heads=2, intermediate_size=172, vocab_size=1000,
@@ -95,6 +103,8 @@ def make_config(model_name: str, fake: bool = True):
         cfg = tf.LlamaConfig(**kw)
     elif family == "mistral":
         cfg = tf.MistralConfig(**kw)
+    elif family == "qwen2":
+        cfg = tf.Qwen2Config(**kw)
     elif family == "mixtral":
         cfg = tf.MixtralConfig(experts_implementation="balanced_fake" if fake else "eager", **kw)
     else:
@@ -109,7 +119,8 @@ def model_class(family: str, task: str):
     if family == "bert":
         return tf.BertForMaskedLM
     return {"gpt2": tf.GPT2LMHeadModel, "llama": tf.LlamaForCausalLM,
-            "mistral": tf.MistralForCausalLM, "mixtral": tf.MixtralForCausalLM}[family]
+            "mistral": tf.MistralForCausalLM, "mixtral": tf.MixtralForCausalLM,
+            "qwen2": tf.Qwen2ForCausalLM}[family]
 
 
 def arch_numbers(model_name: str, cfg, model) -> dict:
@@ -125,7 +136,7 @@ def arch_numbers(model_name: str, cfg, model) -> dict:
         params=sum(p.numel() for p in model.parameters()),
         layers=layers, hidden_size=hidden, attention_heads=heads, kv_heads=kv,
         intermediate_size=inter,
-        mlp="swiglu" if family in ("llama", "mistral", "mixtral") else "gelu",
+        mlp="swiglu" if family in ("llama", "mistral", "mixtral", "qwen2") else "gelu",
         vocab_size=cfg.vocab_size,
         kind="encoder" if family == "bert" else "decoder",
         tied_embeddings=bool(getattr(cfg, "tie_word_embeddings", False)),
@@ -185,6 +196,12 @@ CASES = [
     I("mixtral-8x7b-gen-bf16-b8-s4096", "mixtral-8x7b", "bf16", 8, 4096),
     I("llama2-70b-gen-bf16-b1-s4000", "llama2-70b", "bf16", 1, 4000),
     I("llama2-70b-gen-bf16-b16-s4000", "llama2-70b", "bf16", 16, 4000),
+    # ---- held out from the calibration: shapes no calibrate.py run used ----
+    T("qwen2.5-7b-train-bf16-b8-s4096-ckpt", "qwen2.5-7b", "bf16", 8, 4096, True),
+    T("qwen2.5-7b-train-mixed-b2-s4096", "qwen2.5-7b", "mixed", 2, 4096),
+    T("gpt2-medium-train-fp32-b4-s1024", "gpt2-medium", "fp32", 4, 1024),
+    I("qwen2.5-7b-gen-bf16-b16-s4096", "qwen2.5-7b", "bf16", 16, 4096),
+    I("llama3-70b-gen-bf16-b8-s8192", "llama3-70b", "bf16", 8, 8192),
 ]
 
 

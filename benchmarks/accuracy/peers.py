@@ -1,0 +1,122 @@
+"""What two other memory estimators say about the measured cases, for compare.py's side-by-side table.
+
+    /tmp/accvenv/bin/python  benchmarks/accuracy/peers.py accelerate     # torch + transformers + accelerate
+    /tmp/llmavenv/bin/python benchmarks/accuracy/peers.py llm-analysis   # llm-analysis 0.2.2, its own venv
+
+Each run adds its peer's figures (bytes, per case of results.json) to peers.json beside this file.
+
+* accelerate (Hugging Face, ``accelerate estimate-memory``): the model is built empty from the same
+  transformers config (``init_empty_weights``), ``calculate_maximum_sizes`` sizes it, and the
+  numbers are taken as the command prints them: "Total Size" for inference (halved for float16,
+  the CLI's only 16-bit choice, which is what bf16 weights take) and "Training using Adam" for
+  training, which is the largest of ``estimate_training_usage``'s model / gradients / optimizer /
+  step figures (dtype float32 for fp32 cases, float16 for bf16 and mixed ones: accelerate assumes
+  mixed precision for 16-bit training). It leaves activations and the KV cache out by design.
+* llm-analysis (Li et al., https://github.com/cli99/llm-analysis): ``analysis.train`` and
+  ``analysis.infer`` with the case's architecture as a custom model config (gated MLP for SwiGLU
+  models, FlashAttention, full recomputation for checkpointed cases), one GPU large enough never to
+  trip its memory asserts, dtype w16a16e16; it rejects 32-bit weights ("weight_bits and
+  activation_bits must be 4, 8, or 16"), so fp32 cases have no llm-analysis figure. Training:
+  "(weight+op_state+grad+act)_memory_per_gpu" with its default Adam accounting (fp32 master
+  weights and moments; for pure bf16 the moments are given as 4 bytes). Inference: weights + KV
+  cache + prefill activations.
+
+Both are asked for exactly what results.json measured: same shapes, batch, sequence, precision.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RESULTS = os.path.join(HERE, "results.json")
+OUT = os.path.join(HERE, "peers.json")
+
+
+def _cases():
+    return [c for c in json.load(open(RESULTS))["cases"] if "error" not in c]
+
+
+def accelerate_figures() -> dict:
+    sys.path.insert(0, HERE)
+    import accelerate
+    from accelerate import init_empty_weights
+    from accelerate.commands.estimate import estimate_training_usage
+    from accelerate.utils import calculate_maximum_sizes
+
+    import measure
+
+    out = {}
+    for c in _cases():
+        inp = c["inputs"]
+        family, cfg = measure.make_config(inp["model"], fake=False)
+        with init_empty_weights():
+            model = measure.model_class(family, inp["task"])(cfg)
+        total, _ = calculate_maximum_sizes(model)  # fp32 bytes, as estimate-memory builds it
+        dtype = "float32" if inp["precision"] == "fp32" else "float16"
+        if inp["task"] == "training":
+            value = max(estimate_training_usage(total, dtype).values())
+        else:
+            value = total / 2 if dtype == "float16" else total
+        out[c["name"]] = int(value)
+    return {"version": accelerate.__version__, "figures": out}
+
+
+def llm_analysis_figures() -> dict:
+    from importlib.metadata import version
+
+    from llm_analysis import analysis, config
+
+    config.gpu_configs["huge"] = config.GPUConfig(
+        name="huge", mem_per_GPU_in_GB=1e6, hbm_bandwidth_in_GB_per_sec=3350,
+        intra_node_bandwidth_in_GB_per_sec=450, intra_node_min_message_latency=8e-6, peak_fp16_TFLOPS=989)
+    out = {}
+    for c in _cases():
+        inp, m = c["inputs"], c["model"]
+        if inp["precision"] == "fp32":
+            continue  # not supported: 16-, 8- and 4-bit weights only
+        name = f"case-{c['name']}"
+        config.model_configs[name] = config.ModelConfig(
+            name=name, num_layers=m["layers"], n_head=m["attention_heads"], hidden_dim=m["hidden_size"],
+            vocab_size=m["vocab_size"], max_seq_len=max(inp["seq"] + inp.get("decode_steps", 0), 1),
+            num_key_value_heads=m["kv_heads"], ffn_embed_dim=m["intermediate_size"],
+            expansion_ratio=m["intermediate_size"] / m["hidden_size"], model_type=m["family"],
+            moe_num_experts=m.get("experts") or 1, moe_top_k=m.get("experts_per_token") or 1)
+        dtype = "w16a16e16"
+        gated = m["mlp"] == "swiglu"
+        if inp["task"] == "training":
+            kw = {}
+            if inp["precision"] == "bf16":
+                kw["other_op_bytes"] = 4
+            s = analysis.train(model_name=name, gpu_name="huge", dtype_name=dtype, log_level="ERROR",
+                               batch_size_per_gpu=inp["batch"], gradient_accumulation_steps=1,
+                               global_batch_size=inp["batch"], seq_len=inp["seq"], total_num_gpus=1, dp_size=1,
+                               activation_recomputation=2 if inp["gradient_checkpointing"] else 0,
+                               flash_attn=True, mlp_gated_linear_units=gated, **kw)
+            value = s["(weight+op_state+grad+act)_memory_per_gpu"]
+        else:
+            s = analysis.infer(model_name=name, gpu_name="huge", dtype_name=dtype, log_level="ERROR",
+                               batch_size_per_gpu=inp["batch"], seq_len=inp["seq"],
+                               num_tokens_to_generate=inp.get("decode_steps", 0), use_kv_cache=True)
+            value = s["weight_memory_per_gpu"] + s["kv_cache_memory_per_gpu"] + s["prefill_activation_memory_per_gpu"]
+        out[c["name"]] = int(value)
+    return {"version": version("llm-analysis"), "figures": out}
+
+
+def main():
+    peer = sys.argv[1] if len(sys.argv) > 1 else ""
+    if peer not in ("accelerate", "llm-analysis"):
+        raise SystemExit("usage: peers.py accelerate | llm-analysis (each in its own environment, see the docstring)")
+    figures = accelerate_figures() if peer == "accelerate" else llm_analysis_figures()
+    doc = json.load(open(OUT)) if os.path.exists(OUT) else {}
+    doc[peer] = figures
+    with open(OUT, "w") as f:
+        json.dump(dict(sorted(doc.items())), f, indent=1, sort_keys=True)
+        f.write("\n")
+    print(f"{peer} {figures['version']}: {len(figures['figures'])} cases written to {os.path.relpath(OUT)}")
+
+
+if __name__ == "__main__":
+    main()
