@@ -65,9 +65,16 @@ def combine(attr: Attribute, contribs: list[Contribution]) -> Combined:
             note += f"; a tie at that priority was broken by rule id ({contribs[winner].rule})"
         return Combined(values[winner], [winner], note)
     if policy in ("argmin", "argmax"):
-        key = attr.key
+        key, first = attr.key, attr.first_by
         sign = 1 if policy == "argmin" else -1
-        order = sorted(range(len(values)), key=lambda i: (sign * values[i][key], canonical(values[i])))
+
+        def rank(i):
+            group = float(values[i].get(first, 0)) if first else 0.0
+            return (group, sign * values[i][key], canonical(values[i]))
+        order = sorted(range(len(values)), key=rank)
         win = order[0]
-        return Combined(values[win], [win], f"{'lowest' if sign > 0 else 'highest'} {key} of {len(values)} candidate(s)")
+        note = f"{'lowest' if sign > 0 else 'highest'} {key} of {len(values)} candidate(s)"
+        if first:
+            note += f", those with the lowest {first} first"
+        return Combined(values[win], [win], note)
     raise ConflictError(f"unknown combine policy '{policy}'")  # pragma: no cover - schema forbids it

@@ -3,7 +3,8 @@
 Facts in a session (property names never collide with durable's own ``id`` and
 ``sid``):
 
-* attribute value  ``{t: "a", n: <attribute>, ok: 1, v: <scalar value>}``;
+* attribute value  ``{t: "a", n: <attribute>, ok: 1, v: <scalar value>}``; a list's
+  carries ``len: <member count>`` instead of ``v``;
   an attribute known to have no value is ``{t: "a", n: <attribute>, ok: 0}``;
 * list member      ``{t: "m", n: <attribute>, v: <member>}``, one per member;
 * catalog item     ``{t: "i", c: <catalog>, f_<field>: <value>, ...}``;
@@ -162,8 +163,8 @@ class Compiler:
         out = []
         for op, value in tests.items():
             p = path + (op,)
-            if op in ("contains", "not_contains"):
-                continue  # member facts, handled by the caller
+            if op in ("contains", "not_contains", "empty"):
+                continue  # member facts and the list's length, handled by the caller
             if is_list and op not in ("exists",):
                 raise RuleCompileError(p, f"'{op}' cannot test a list attribute",
                                        "use contains / not_contains / exists")
@@ -218,6 +219,9 @@ class Compiler:
         members = [(op, v) for op, v in tdict.items() if op in ("contains", "not_contains")]
         if members and not attr.is_list:
             raise RuleCompileError(p, f"contains needs a list attribute; '{name}' is a {attr.type}")
+        if "empty" in tdict and not attr.is_list:
+            raise RuleCompileError(p + ("empty",), f"'empty' tests a list attribute; '{name}' is not a list ({attr.type})",
+                                   "use exists, or a comparison")
         for op, value in members:
             neg = (op == "not_contains") != negated
             dalias = self._new("m") + ("$not" if neg else "")
@@ -233,6 +237,8 @@ class Compiler:
             if rest.get("exists") is False:
                 raise RuleCompileError(p, "write 'exists: true' instead of not + exists: false")
             parts = [{"t": "a"}, {"n": name}, {"ok": 1}] + self.tests("v", rest, p, is_list=attr.is_list)
+            if "empty" in rest:
+                parts.append({"len": 0} if rest["empty"] else {"$gt": {"len": 0}})
             self.patterns.append({dalias: {"$and": parts}})
             return
         if rest.get("exists") is False:
@@ -247,6 +253,9 @@ class Compiler:
         rest = {op: v for op, v in rest.items() if not (op == "exists" and v is True)}
         if any(isinstance(v, dict) and "ref" in v for v in rest.values()):
             self.ref_tested.add(name)
+        if "empty" in rest:
+            self.attr_tests.setdefault(name, [])
+            self.attr_tests[name].append({"len": 0} if rest.pop("empty") else {"$gt": {"len": 0}})
         self.bind_attr(name)
         self.attr_tests[name].extend(self.tests("v", rest, p, is_list=attr.is_list) if rest else [])
 
@@ -276,9 +285,10 @@ class Compiler:
                     raise RuleCompileError(("then", attr_name), f"'{attr_name}' is a {attr.type}, not a record",
                                            "give one expression")
                 getters[attr_name] = {k: self._bind(v, ("then", attr_name, k), lets) for k, v in value.items()}
-                if attr.key and attr.key not in value:
-                    raise RuleCompileError(("then", attr_name), f"record for '{attr_name}' lacks its key field '{attr.key}'",
-                                           f"add '{attr.key}: ...' (the combine policy compares it)")
+                for need in (attr.key, attr.first_by):
+                    if need and need not in value:
+                        raise RuleCompileError(("then", attr_name), f"record for '{attr_name}' lacks its field '{need}'",
+                                               f"add '{need}: ...' (the combine policy compares it)")
             elif attr.enum and isinstance(value, X.Expr) and value.source in map(str, attr.enum):
                 # a bare enum word (scenario.effective: personal) is that value, not a name
                 literal = next(e for e in attr.enum if str(e) == value.source)

@@ -36,6 +36,7 @@ class Attribute:
     unit: str | None = None
     combine: str = "single"
     key: str | None = None
+    first_by: str | None = None  # argmin/argmax: a record field compared before key (false/low first)
     enum: list | None = None
     report: bool = True
     headline: bool = False  # a default column in what-if tables

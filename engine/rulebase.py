@@ -140,11 +140,14 @@ def _load_attributes(doc: Doc, attributes: dict, errors: list, trusted: bool = F
         if combine in ("max", "min", "sum") and a["type"] not in ("number", "integer"):
             errors.append(doc.error(("attributes", name), f"'{combine}' needs a number attribute",
                                     "use type: number, or another combine policy", key=True))
+        if a.get("first_by") and combine not in ("argmin", "argmax"):
+            errors.append(doc.error(("attributes", name, "first_by"), "'first_by' needs combine: argmin or argmax",
+                                    "remove it, or pick records with argmin / argmax", key=True))
         if combine == "union" and a["type"] != "list":
             errors.append(doc.error(("attributes", name), "'union' needs type: list",
                                     "use type: list", key=True))
         attributes[name] = Attribute(name=name, type=a["type"], description=a["description"],
-                                     unit=a.get("unit"), combine=combine, key=a.get("key"),
+                                     unit=a.get("unit"), combine=combine, key=a.get("key"), first_by=a.get("first_by"),
                                      enum=a.get("enum"), report=a.get("report", True), headline=a.get("headline", False),
                                      file=doc.file, line=line)
 

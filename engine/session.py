@@ -277,6 +277,8 @@ class _Run:
             if ok and attr.key:
                 k = v.get(attr.key)
                 ok = isinstance(k, (int, float)) and not isinstance(k, bool)
+            if ok and attr.first_by:
+                ok = isinstance(v.get(attr.first_by), (int, float))  # bool is an int
         elif t == "list":
             ok = True
         if ok and attr.enum and _scalar(v) and v not in attr.enum:
@@ -297,6 +299,7 @@ class _Run:
             fact["v"] = value
         facts = [fact]
         if attr.type == "list" or isinstance(value, list):
+            fact["len"] = len(value)  # what 'empty' tests
             seen = set()
             for member in value:
                 if _scalar(member) and member not in seen:

@@ -143,6 +143,11 @@ def _translate(doc: Doc, error, what: str) -> InputError:
         return doc.error(path, f"{where}: {inst!r} does not have the expected form",
                          schema.get("description") or f"it must match {error.validator_value}")
     if v in ("minItems", "minProperties", "minLength"):
+        least = error.validator_value
+        if least > 1:
+            unit = {"minItems": "items", "minProperties": "keys", "minLength": "characters"}[v]
+            return doc.error(path, f"{where} needs at least {least} {unit}, got {len(inst)}",
+                             schema.get("description") or f"give {least} or more")
         return doc.error(path, f"{where} must not be empty", schema.get("description") or "give a value")
     if v in ("maxProperties",):
         return doc.error(path, f"{where} must hold one key only",

@@ -215,10 +215,15 @@ def _why_not_candidate(result: Result, rec_attr: str, field: str, value) -> dict
             if isinstance(contrib.value, dict) and _same(contrib.value.get(field), value):
                 lost = contrib.value
                 diff = lost[a.key] - win[a.key]
-                return {"kind": "beaten-candidate", "rule": contrib.rule, "candidate": lost, "winner": win,
-                        "margin": diff,
-                        "message": f"{value!r} was a candidate ({_brief(lost)}) but {win.get(field)!r} won on "
-                                   f"{a.key}: {lost[a.key]:g} vs {win[a.key]:g} ({'+' if diff >= 0 else ''}{diff:g})"}
+                out = {"kind": "beaten-candidate", "rule": contrib.rule, "candidate": lost, "winner": win,
+                       "margin": diff,
+                       "message": f"{value!r} was a candidate ({_brief(lost)}) but {win.get(field)!r} won on "
+                                  f"{a.key}: {lost[a.key]:g} vs {win[a.key]:g} ({'+' if diff >= 0 else ''}{diff:g})"}
+                if a.first_by and lost.get(a.first_by) != win.get(a.first_by):
+                    out["message"] = (f"{value!r} was a candidate ({_brief(lost)}) but {win.get(field)!r} won "
+                                      f"first on {a.first_by}: {lost.get(a.first_by)!r} vs {win.get(a.first_by)!r}, "
+                                      f"which is compared before {a.key}")
+                return out
     # no candidate with that value: which candidate rule would have made it, and what stopped it?
     blocked = []
     for rid in rb.writers.get(rec_attr, []):

@@ -199,3 +199,56 @@ def test_any_conditions_fire_once_when_several_alternatives_hold(tmp_path):
     assert value == pytest.approx(base) and "any-demo" not in rules
     code, out, err = run_cli(["why-not", neither, "storage.required_gb=1", "--rules", str(site), "--format", "json"])
     assert code == 0, err
+
+
+EMPTY_RULE = """id: empty-demo
+summary: Reserves 3 GB of scratch storage when the workload excludes no GPU, 5 GB when it excludes some.
+when:
+  - request.gpu_exclude: {empty: %s}
+then:
+  storage.required_gb: %d
+source: {doc: test, note: exercises 'empty'}
+"""
+
+
+@pytest.mark.parametrize("empty, gb", [("true", 3), ("false", 5)])
+def test_empty_tests_whether_a_list_has_members(tmp_path, empty, gb):
+    from corpus import run_cli
+
+    site = tmp_path / "site"
+    (site / "storage").mkdir(parents=True)
+    (site / "storage" / "empty-demo.yaml").write_text(EMPTY_RULE % (empty, gb))
+    fired = {}
+    for workload in ("examples/llama2-70b-chat.yaml", "examples/cluster-llama2-70b-pretrain.yaml"):
+        code, out, err = run_cli(["recommend", workload, "--format", "json", "--rules", str(site)])
+        assert code == 0, err
+        contribs = json.loads(out)["conclusions"]["storage.required_gb"]["contributions"]
+        fired[workload] = [k["value"] for k in contribs if k["rule"] == "empty-demo"]
+    # the chat example excludes nothing, the cluster example excludes the MI300X
+    assert fired == ({"examples/llama2-70b-chat.yaml": [3], "examples/cluster-llama2-70b-pretrain.yaml": []}
+                     if empty == "true" else
+                     {"examples/llama2-70b-chat.yaml": [], "examples/cluster-llama2-70b-pretrain.yaml": [5]})
+
+
+def test_empty_on_a_scalar_is_a_load_error(tmp_path):
+    from corpus import run_cli
+
+    site = tmp_path / "site"
+    (site / "storage").mkdir(parents=True)
+    (site / "storage" / "empty-demo.yaml").write_text(EMPTY_RULE.replace("request.gpu_exclude", "batch_size") % ("true", 3))
+    code, out, err = run_cli(["validate", "--rules", str(site)])
+    assert code == 1 and "'empty' tests a list attribute; 'batch_size' is not a list (integer)" in out + err
+
+
+def test_first_by_ranks_before_the_key():
+    from engine.combine import Contribution, combine
+    from engine.model import Attribute
+
+    attr = Attribute(name="pick", type="record", description="d", combine="argmin", key="cost", first_by="outside")
+    values = [{"id": "cheap", "cost": 1, "outside": True}, {"id": "liked", "cost": 9, "outside": False},
+              {"id": "liked-dear", "cost": 12, "outside": False}]
+    contribs = [Contribution(rule=f"r{i}", value=v, firing=i) for i, v in enumerate(values)]
+    out = combine(attr, contribs)
+    assert out.value["id"] == "liked" and "lowest outside first" in out.note
+    plain = Attribute(name="pick", type="record", description="d", combine="argmin", key="cost")
+    assert combine(plain, contribs).value["id"] == "cheap"
