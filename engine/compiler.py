@@ -3,7 +3,8 @@
 Facts in a session (property names never collide with durable's own ``id`` and
 ``sid``):
 
-* attribute value  ``{t: "a", n: <attribute>, ok: 1, v: <scalar value>}``; a list's
+* attribute value  ``{t: "a", n: <attribute>, ok: 1, v: <scalar value>}``, plus ``vn: <value>``
+  when it is a number (ordering tests read vn, so a text value never meets them); a list's
   carries ``len: <member count>`` instead of ``v``;
   an attribute known to have no value is ``{t: "a", n: <attribute>, ok: 0}``;
 * list member      ``{t: "m", n: <attribute>, v: <member>}``, one per member;
@@ -171,7 +172,10 @@ class Compiler:
             if op == "eq":
                 out.append({prop: self.operand(value, p)})
             elif op in _CMP:
-                out.append({_CMP[op]: {prop: self.operand(value, p)}})
+                # an attribute's ordering tests read 'vn', present on numbers only: durable-rules fails
+                # with error 312 when it orders a text value (gpu.count: auto) against a number
+                key = "vn" if prop == "v" and op != "ne" else prop
+                out.append({_CMP[op]: {key: self.operand(value, p)}})
             elif op == "in":
                 out.append({"$or": [{prop: v} for v in value]} if len(value) > 1 else {prop: value[0]})
             elif op == "not_in":

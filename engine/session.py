@@ -297,6 +297,8 @@ class _Run:
         fact = {"sid": self.sid, "t": "a", "n": name, "ok": 1}
         if _scalar(value):
             fact["v"] = value
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                fact["vn"] = value
         facts = [fact]
         if attr.type == "list" or isinstance(value, list):
             fact["len"] = len(value)  # what 'empty' tests

@@ -44,6 +44,10 @@ def _same(a, b) -> bool:
     return canonical(a) == canonical(b)
 
 
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
 class _Eval:
     """Evaluate one rule's conditions against a run's values, with items bound by alias."""
 
@@ -79,10 +83,20 @@ class _Eval:
                 if bool(raw) != (actual is not None):
                     return f"exists: {str(raw).lower()}"
                 continue
-            want = [self._operand(x) for x in raw] if op in ("in", "not_in") else self._operand(raw)
+            if op == "empty":
+                if bool(raw) != (not actual):
+                    return f"empty: {str(raw).lower()}"
+                continue
+            try:
+                want = [self._operand(x) for x in raw] if op in ("in", "not_in") else self._operand(raw)
+            except X.ExprError as exc:
+                # the engine's join fails the same way (a text value where a number is needed)
+                return f"{op} {raw.get('ref') if isinstance(raw, dict) else raw!r}, which cannot be computed: {exc.message}"
             if actual is None:
                 return f"{op} {want!r}, but it has no value"
             try:
+                if op in ("gt", "gte", "lt", "lte") and not _number(actual):
+                    return f"{op} {want!r}, but it is not a number"
                 ok = {"eq": lambda: _same(actual, want), "ne": lambda: not _same(actual, want),
                       "gt": lambda: actual > want, "gte": lambda: actual >= want,
                       "lt": lambda: actual < want, "lte": lambda: actual <= want,
