@@ -167,10 +167,46 @@ class InputSchema:
                 continue
             inputs[attr] = InputValue(node["default"], "default",
                                       node.get("x-default-source", f"default in {self.file}"))
+        problems = self._relations(doc, inputs)
+        if problems:
+            raise Problems(problems)
         sha = hashlib.sha256(doc.text.encode("utf-8")).hexdigest()
         name = str(data.get("name", doc.file))
         return Workload(file=doc.file, name=name, text=doc.text, sha256=sha, data=data,
                         inputs=dict(sorted(inputs.items())))
+
+
+    def _relations(self, doc: Doc, inputs: dict) -> list:
+        """Checks between keys that JSON Schema cannot state, from two annotations on a leaf:
+        ``x-at-most: <attribute>`` (a number no larger than that attribute's) and
+        ``x-only-when: {<attribute>: [values]}`` (a value given in the file that only means
+        something when that attribute has one of those values)."""
+        out = []
+        for path, node in self.leaves.items():
+            mine = inputs.get(self.attr_of[path])
+            if mine is None:
+                continue
+            other = node.get("x-at-most")
+            if other and other in inputs:
+                limit = inputs[other].value
+                if (isinstance(mine.value, (int, float)) and isinstance(limit, (int, float))
+                        and mine.value > limit):
+                    at = path if mine.origin == "workload" else self._path_of(other) or path
+                    out.append(doc.error(at, f"{'.'.join(path)} = {mine.value!r} is more than {other} = {limit!r} "
+                                             f"({inputs[other].detail})",
+                                         f"give {'.'.join(path)} a value of at most {limit!r}, or change {other}"))
+            for attr, allowed in (node.get("x-only-when") or {}).items():
+                if mine.origin != "workload" or attr not in inputs or inputs[attr].value in allowed:
+                    continue
+                if "default" in node and mine.value == node["default"]:
+                    continue
+                out.append(doc.error(path, f"{'.'.join(path)}: {mine.value!r} applies only when {attr} is "
+                                           f"{' or '.join(map(str, allowed))}, and it is {inputs[attr].value!r}",
+                                     f"remove {'.'.join(path)}, or change {attr}"))
+        return out
+
+    def _path_of(self, attr: str):
+        return next((p for p, a in self.attr_of.items() if a == attr), None)
 
 
 def _get(data, path):
