@@ -53,9 +53,9 @@ BASE = {
 # width variants: (label, changes); "base" first
 VARIANTS = {
     "llama": [("base", {}), ("I14336", dict(intermediate_size=14336)), ("V128256", dict(vocab_size=128256)),
-              ("kv8", dict(num_key_value_heads=8))],
-    "gpt2": [("base", {}), ("I4800", dict(n_inner=4800))],
-    "bert": [("base", {}), ("I3072", dict(intermediate_size=3072))],
+              ("kv8", dict(num_key_value_heads=8)), ("eager", dict(attn="eager"))],
+    "gpt2": [("base", {}), ("I4800", dict(n_inner=4800)), ("eager", dict(attn="eager"))],
+    "bert": [("base", {}), ("I3072", dict(intermediate_size=3072)), ("eager", dict(attn="eager"))],
     "mixtral": [("base", {})],
 }
 LAYER_KEY = {"llama": "num_hidden_layers", "gpt2": "n_layer", "bert": "num_hidden_layers",

@@ -82,13 +82,15 @@ def workload(case: dict) -> dict:
         "batch_size": inp["batch"],
         "sequence_length": inp["seq"] + inp.get("decode_steps", 0),
         "gradient_checkpointing": bool(inp["gradient_checkpointing"]),
-        "attention": "fused",
+        "attention": "eager" if inp.get("attention") == "eager" else "fused",
     }
     for key in ("experts", "experts_per_token", "sliding_window"):
         if m.get(key):
             w["model"][key] = m[key]
     if inp["task"] == "training":
         w["optimizer"] = "adamw"
+    if inp["task"] != "training":
+        w.pop("gradient_checkpointing")  # a training key: gpusizer refuses it for inference
     return w
 
 

@@ -74,6 +74,12 @@ MODELS = {
                                  num_key_value_heads=8, intermediate_size=28672, vocab_size=128256,
                                  max_position_embeddings=8192, rope_theta=500000.0)),
     "gpt2-medium": ("gpt2", dict(n_layer=24, n_embd=1024, n_head=16, vocab_size=50257, n_positions=1024)),
+    # eager (unfused) attention: the softmax of the score matrix is materialised and saved
+    "llama2-7b-eager": ("llama", dict(num_hidden_layers=32, hidden_size=4096, num_attention_heads=32,
+                                      num_key_value_heads=32, intermediate_size=11008, vocab_size=32000,
+                                      max_position_embeddings=4096, attn="eager")),
+    "gpt2-124m-eager": ("gpt2", dict(n_layer=12, n_embd=768, n_head=12, vocab_size=50257, n_positions=1024,
+                                     attn="eager")),
     # tiny configs for the tracker validation (real tensors)
     "tiny-llama": ("llama", dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=4,
                                  num_key_value_heads=2, intermediate_size=172, vocab_size=1000,
@@ -92,6 +98,7 @@ def make_config(model_name: str, fake: bool = True):
 
     family, kw = MODELS[model_name]
     kw = dict(kw)
+    attn = kw.pop("attn", "sdpa")  # calibrate.py's eager variants
     if family == "gpt2":
         # Attention dropout set to 0: with it, CPU SDPA falls back to the "math" path and stores the
         # attention matrix, while CUDA's fused kernels apply dropout with no stored matrix. The
@@ -109,7 +116,7 @@ def make_config(model_name: str, fake: bool = True):
         cfg = tf.MixtralConfig(experts_implementation="balanced_fake" if fake else "eager", **kw)
     else:
         raise ValueError(family)
-    cfg._attn_implementation = "sdpa"
+    cfg._attn_implementation = attn
     return family, cfg
 
 
@@ -153,14 +160,18 @@ def arch_numbers(model_name: str, cfg, model) -> dict:
 # Cases
 # ------------------------------------------------------------------------------------------------
 
+def _attn(model):
+    return MODELS[model][1].get("attn", "sdpa") if model in MODELS else "sdpa"
+
+
 def T(name, model, precision, batch, seq, ckpt=False):
     return dict(name=name, model=model, task="training", precision=precision, batch=batch,
-                seq=seq, gradient_checkpointing=ckpt, attention="sdpa", optimizer="adamw-foreach")
+                seq=seq, gradient_checkpointing=ckpt, attention=_attn(model), optimizer="adamw-foreach")
 
 
 def I(name, model, precision, batch, seq, decode=N_DECODE):
     return dict(name=name, model=model, task="inference", precision=precision, batch=batch,
-                seq=seq, decode_steps=decode, gradient_checkpointing=False, attention="sdpa")
+                seq=seq, decode_steps=decode, gradient_checkpointing=False, attention=_attn(model))
 
 
 CASES = [
@@ -202,6 +213,11 @@ CASES = [
     T("gpt2-medium-train-fp32-b4-s1024", "gpt2-medium", "fp32", 4, 1024),
     I("qwen2.5-7b-gen-bf16-b16-s4096", "qwen2.5-7b", "bf16", 16, 4096),
     I("llama3-70b-gen-bf16-b8-s8192", "llama3-70b", "bf16", 8, 8192),
+    # ---- eager attention (the coefficients come from calibrate.py's eager variants) ----
+    T("llama2-7b-eager-train-bf16-b2-s2048", "llama2-7b-eager", "bf16", 2, 2048),
+    T("llama2-7b-eager-train-mixed-b8-s4096-ckpt", "llama2-7b-eager", "mixed", 8, 4096, True),
+    T("gpt2-124m-eager-train-fp32-b8-s1024", "gpt2-124m-eager", "fp32", 8, 1024),
+    I("llama2-7b-eager-gen-bf16-b8-s2048", "llama2-7b-eager", "bf16", 8, 2048),
 ]
 
 

@@ -94,7 +94,7 @@ def llm_analysis_figures() -> dict:
                                batch_size_per_gpu=inp["batch"], gradient_accumulation_steps=1,
                                global_batch_size=inp["batch"], seq_len=inp["seq"], total_num_gpus=1, dp_size=1,
                                activation_recomputation=2 if inp["gradient_checkpointing"] else 0,
-                               flash_attn=True, mlp_gated_linear_units=gated, **kw)
+                               flash_attn=inp.get("attention") != "eager", mlp_gated_linear_units=gated, **kw)
             value = s["(weight+op_state+grad+act)_memory_per_gpu"]
         else:
             s = analysis.infer(model_name=name, gpu_name="huge", dtype_name=dtype, log_level="ERROR",
