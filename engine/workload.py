@@ -175,7 +175,6 @@ class InputSchema:
         return Workload(file=doc.file, name=name, text=doc.text, sha256=sha, data=data,
                         inputs=dict(sorted(inputs.items())))
 
-
     def _relations(self, doc: Doc, inputs: dict) -> list:
         """Checks between keys that JSON Schema cannot state, from two annotations on a leaf:
         ``x-at-most: <attribute>`` (a number no larger than that attribute's) and
