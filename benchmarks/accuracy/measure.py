@@ -518,6 +518,9 @@ def main():
     ap.add_argument("--only", default=None, help="run cases whose name contains this")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", default=HERE)
+    ap.add_argument("--llm-analysis-python", default=None,
+                    help="the Python of llm-analysis's own environment; with it, a full run also asks "
+                         "llm-analysis (and always accelerate) for the same cases, into peers.json")
     args = ap.parse_args()
 
     t_start = time.time()
@@ -561,6 +564,16 @@ def main():
             f.write(txt + f"\n\nrun time {doc['run_seconds']} s (torch {doc['torch']}, "
                     f"transformers {doc['transformers']}, {os.cpu_count()} CPUs)\n")
     print(f"\nrun time {doc['run_seconds']} s")
+    if args.only is None and args.out == HERE:
+        # the peers, in the same run: accelerate here, llm-analysis in its own environment
+        import subprocess
+
+        for python, peer in ((sys.executable, "accelerate"), (args.llm_analysis_python, "llm-analysis")):
+            if python is None:
+                print(f"{peer}: skipped (give --llm-analysis-python to include it)")
+                continue
+            p = subprocess.run([python, os.path.join(HERE, "peers.py"), peer], capture_output=True, text=True)
+            print(p.stdout.strip() or p.stderr.strip()[-500:])
 
 
 if __name__ == "__main__":
