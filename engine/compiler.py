@@ -242,7 +242,7 @@ class Compiler:
                 raise RuleCompileError(p, "write 'exists: true' instead of not + exists: false")
             parts = [{"t": "a"}, {"n": name}, {"ok": 1}] + self.tests("v", rest, p, is_list=attr.is_list)
             if "empty" in rest:
-                parts.append({"len": 0} if rest["empty"] else {"$gt": {"len": 0}})
+                parts.append(_length_test(rest["empty"]))
             self.patterns.append({dalias: {"$and": parts}})
             return
         if rest.get("exists") is False:
@@ -259,7 +259,7 @@ class Compiler:
             self.ref_tested.add(name)
         if "empty" in rest:
             self.attr_tests.setdefault(name, [])
-            self.attr_tests[name].append({"len": 0} if rest.pop("empty") else {"$gt": {"len": 0}})
+            self.attr_tests[name].append(_length_test(rest.pop("empty")))
         self.bind_attr(name)
         self.attr_tests[name].extend(self.tests("v", rest, p, is_list=attr.is_list) if rest else [])
 
@@ -371,6 +371,11 @@ def alternatives(when: list) -> list:
         else:
             combos = [prefix + [(("when", i), cond)] for prefix in combos]
     return combos
+
+
+def _length_test(empty: bool) -> dict:
+    """'empty' on a list attribute: a test on the member count its fact carries."""
+    return {"len": 0} if empty else {"$gt": {"len": 0}}
 
 
 # durable-rules keeps the facts one rule instance has matched in a 16-slot table (MAX_MESSAGE_FRAMES

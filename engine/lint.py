@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .errors import GpusizerError, Problems
-from .model import Rule
+from .model import Rule, is_number
 from .rulebase import Rulebase, load_rulebase
 
 # durable-rules 2.0.28 limits, measured: sibling tests on one fact, equality tests on one property,
@@ -86,16 +86,16 @@ def _impossible(tests: dict, enum) -> str | None:
     """Why literal tests on one value can never all hold, or None."""
     lo, lo_strict, hi, hi_strict = -math.inf, False, math.inf, False
     for op, v in tests.items():
-        if op in ("gt", "gte") and isinstance(v, (int, float)) and not isinstance(v, bool):
+        if op in ("gt", "gte") and is_number(v):
             if v > lo or (v == lo and op == "gt"):
                 lo, lo_strict = v, op == "gt"
-        if op in ("lt", "lte") and isinstance(v, (int, float)) and not isinstance(v, bool):
+        if op in ("lt", "lte") and is_number(v):
             if v < hi or (v == hi and op == "lt"):
                 hi, hi_strict = v, op == "lt"
     if lo > hi or (lo == hi and (lo_strict or hi_strict)):
         return f"no value is {'>' if lo_strict else '>='} {lo} and {'<' if hi_strict else '<='} {hi}"
     eq = tests.get("eq")
-    if "eq" in tests and isinstance(eq, (int, float)) and not isinstance(eq, bool):
+    if "eq" in tests and is_number(eq):
         if eq < lo or eq > hi or (eq == lo and lo_strict) or (eq == hi and hi_strict):
             return f"{eq} is outside the bounds the other tests set"
     if "eq" in tests and "ne" in tests and tests["eq"] == tests["ne"]:
@@ -161,8 +161,8 @@ def _check_conditions(ctx: _Ctx, rule: Rule, conditions: list) -> None:
             if op in both and both[op] != v and op in ("eq",):
                 ctx.add("error", "never-fires", rule, path + (name,),
                         f"'{name}' must equal both {both[op]!r} and {v!r}", "keep one of the two tests", key=True)
-            both[op] = v if op not in both else (max(both[op], v) if op in ("gt", "gte") and _num(v) else
-                                                  min(both[op], v) if op in ("lt", "lte") and _num(v) else v)
+            both[op] = v if op not in both else (max(both[op], v) if op in ("gt", "gte") and is_number(v) else
+                                                  min(both[op], v) if op in ("lt", "lte") and is_number(v) else v)
         if name in merged:
             attr = rb.attributes.get(name)
             why = _impossible(both, attr.enum if attr else None)
@@ -215,22 +215,18 @@ def _exclusive(rb: Rulebase, a: Rule, b: Rule) -> bool:
                 merged = {}
                 for t in (x, y):
                     for op, v in t.items():
-                        if op in ("gt", "gte") and _num(v):
+                        if op in ("gt", "gte") and is_number(v):
                             merged[op] = max(merged.get(op, v), v)
-                        elif op in ("lt", "lte") and _num(v):
+                        elif op in ("lt", "lte") and is_number(v):
                             merged[op] = min(merged.get(op, v), v)
                 if _impossible(merged, attr.enum if attr else None):
                     return True
     return False
 
 
-def _num(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
 def _has_number(rule: Rule) -> bool:
     def walk(node):
-        if _num(node):
+        if is_number(node):
             return True
         if isinstance(node, dict):
             return any(walk(v) for v in node.values())
@@ -239,7 +235,7 @@ def _has_number(rule: Rule) -> bool:
         return False
     import ast
     exprs = list(rule.let.values()) + [e for v in rule.then.values() for e in (v.values() if isinstance(v, dict) else [v])]
-    in_exprs = any(isinstance(n, ast.Constant) and _num(n.value) for e in exprs for n in ast.walk(e.tree))
+    in_exprs = any(isinstance(n, ast.Constant) and is_number(n.value) for e in exprs for n in ast.walk(e.tree))
     return walk(rule.when) or in_exprs
 
 

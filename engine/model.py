@@ -7,6 +7,11 @@ from typing import Any
 from .yamlsrc import Doc
 
 
+def is_number(v) -> bool:
+    """A real number, not a bool (which Python counts as an int)."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
 @dataclass(frozen=True)
 class Source:
     doc: str

@@ -12,7 +12,7 @@ from .combine import Combined, ConflictError, Contribution, canonical, combine
 from .compiler import fprop
 from .durable_adapter import Host
 from .errors import RuleError
-from .model import Attribute, Rule
+from .model import Attribute, Rule, is_number
 from .rulebase import Rulebase
 from .workload import Workload
 
@@ -276,7 +276,7 @@ class _Run:
             ok = isinstance(v, dict)
             if ok and attr.key:
                 k = v.get(attr.key)
-                ok = isinstance(k, (int, float)) and not isinstance(k, bool)
+                ok = is_number(k)
             if ok and attr.first_by:
                 ok = isinstance(v.get(attr.first_by), (int, float))  # bool is an int
         elif t == "list":
@@ -297,7 +297,7 @@ class _Run:
         fact = {"sid": self.sid, "t": "a", "n": name, "ok": 1}
         if _scalar(value):
             fact["v"] = value
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if is_number(value):
                 fact["vn"] = value
         facts = [fact]
         if attr.type == "list" or isinstance(value, list):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from . import expr as X
 from .combine import canonical
 from .errors import InputError
+from .model import is_number
 from .result import Result
 
 
@@ -42,10 +43,6 @@ def _same(a, b) -> bool:
     if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
         return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
     return canonical(a) == canonical(b)
-
-
-def _number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 class _Eval:
@@ -95,7 +92,7 @@ class _Eval:
             if actual is None:
                 return f"{op} {want!r}, but it has no value"
             try:
-                if op in ("gt", "gte", "lt", "lte") and not _number(actual):
+                if op in ("gt", "gte", "lt", "lte") and not is_number(actual):
                     return f"{op} {want!r}, but it is not a number"
                 ok = {"eq": lambda: _same(actual, want), "ne": lambda: not _same(actual, want),
                       "gt": lambda: actual > want, "gte": lambda: actual >= want,
