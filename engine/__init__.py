@@ -1,11 +1,22 @@
 """gpusizer: a rules-based, explained GPU server recommendation engine.
 
-``engine`` knows nothing about GPUs: the domain lives in rules/, knowledge/
-and templates/. Use ``recommend(path)`` or a ``Recommender`` for many workloads.
+``engine`` knows nothing about GPUs: the domain lives in rules/, knowledge/ and templates/.
+Use ``recommend(path)``, or a ``Recommender`` for many workloads.
+
+The layers, each importing only those below it (tests/test_layers.py checks):
+``cli`` > ``api`` > ``authoring`` > ``report`` > ``explain`` > ``run`` > ``backends`` > ``plan``
+> ``load`` > ``errors``, ``format``. See docs/architecture.md.
 """
+
+from importlib.metadata import PackageNotFoundError, version
+
 from .api import Recommender, recommend
 from .errors import GpusizerError, InputError, RuleError
-from .result import Result
+from .explain.result import Result
 
-__version__ = "0.1.0"
-__all__ = ["recommend", "Recommender", "Result", "GpusizerError", "InputError", "RuleError", "__version__"]
+try:
+    __version__ = version("gpusizer")
+except PackageNotFoundError:  # pragma: no cover - run from a checkout that was never installed
+    __version__ = "0+unknown"
+
+__all__ = ["GpusizerError", "InputError", "Recommender", "Result", "RuleError", "__version__", "recommend"]

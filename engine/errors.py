@@ -1,21 +1,44 @@
-"""Errors that carry a location and a fix, rendered without a traceback."""
+"""Diagnostics that carry a location and a fix, errors made of them, and the exit codes."""
+
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from enum import IntEnum
+from typing import Literal
 
-class GpusizerError(Exception):
-    """An error the user can act on: where it is, what is wrong, how to fix it."""
+__all__ = ["Diagnostic", "ExitCode", "GpusizerError", "InputError", "OutputError", "Problems", "RuleError",
+           "closest", "hint"]
 
-    exit_code = 2
 
-    def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
-                 col: int | None = None, help: str | None = None, snippet: str | None = None):
-        super().__init__(message)
-        self.message = message
-        self.file = file
-        self.line = line
-        self.col = col
-        self.help = help
-        self.snippet = snippet
+class ExitCode(IntEnum):
+    """What the ``gpusizer`` command returns; the README's table is this one."""
+
+    OK = 0
+    FINDINGS = 1  # validate/test found errors; audit verify or diff found a changed decision
+    INVALID = 2  # a workload, rule, knowledge or record file is invalid (or tampered with)
+    INTERNAL = 70  # a bug in gpusizer itself (sysexits EX_SOFTWARE)
+    OUTPUT = 73  # a report or record could not be written (sysexits EX_CANTCREAT)
+    INTERRUPTED = 130
+
+
+Level = Literal["error", "warning"]
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One problem: where it is, what is wrong, how to fix it (and, for validate, its code and rule)."""
+
+    message: str
+    file: str | None = None
+    line: int | None = None
+    col: int | None = None
+    help: str | None = None
+    snippet: str | None = None
+    level: Level = "error"
+    code: str = "load"
+    rule: str | None = None
 
     def location(self) -> str:
         parts = [self.file or "<input>"]
@@ -26,35 +49,113 @@ class GpusizerError(Exception):
         return ":".join(parts)
 
     def render(self) -> str:
-        lines = [f"{self.location()}: error: {self.message}"]
+        """``file:line:col: error: message``, the line with a caret under the column, ``help:``."""
+        lines = [f"{self.location()}: {self.level}: {self.message}"]
         if self.snippet is not None and self.line is not None:
             gutter = f"{self.line} | "
-            lines.append(gutter + self.snippet.rstrip("\n"))
+            lines.append(gutter + _printable(self.snippet.rstrip("\n")))
             if self.col is not None:
                 lines.append(" " * (len(gutter) + self.col - 1) + "^")
         if self.help:
             lines.append(f"help: {self.help}")
         return "\n".join(lines)
 
-    def __str__(self) -> str:  # pragma: no cover - used by pytest output
+    def render_finding(self) -> str:
+        """The one-line form ``validate`` prints: ``file:line:col: error[code] rule: message``."""
+        where = ":".join(str(p) for p in (self.file or "<input>", self.line, self.col) if p is not None)
+        who = f" {self.rule}:" if self.rule else ""
+        out = f"{where}: {self.level}[{self.code}]{who} {self.message}"
+        return out + (f"\n  help: {self.help}" if self.help else "")
+
+
+def _printable(text: str) -> str:
+    """A snippet line with control characters shown as escapes, so a terminal shows what is there."""
+    return "".join(ch if ch == "\t" or ch.isprintable() else repr(ch)[1:-1] for ch in text)
+
+
+class GpusizerError(Exception):
+    """An error the user can act on; it holds one or more diagnostics and renders without a traceback."""
+
+    exit_code: int = ExitCode.INVALID
+
+    def __init__(self, message: str = "", *, file: str | None = None, line: int | None = None,
+                 col: int | None = None, help: str | None = None, snippet: str | None = None,
+                 code: str = "load", rule: str | None = None,
+                 diagnostics: Sequence[Diagnostic] | None = None) -> None:
+        if diagnostics:
+            self.diagnostics = list(diagnostics)
+        else:
+            self.diagnostics = [Diagnostic(message, file, line, col, help, snippet, "error", code, rule)]
+        super().__init__(self.diagnostics[0].message)
+
+    @property
+    def first(self) -> Diagnostic:
+        return self.diagnostics[0]
+
+    @property
+    def message(self) -> str:
+        return self.first.message
+
+    @property
+    def file(self) -> str | None:
+        return self.first.file
+
+    @property
+    def line(self) -> int | None:
+        return self.first.line
+
+    @property
+    def col(self) -> int | None:
+        return self.first.col
+
+    @property
+    def help(self) -> str | None:
+        return self.first.help
+
+    def with_code(self, code: str) -> GpusizerError:
+        """The same error, its diagnostics tagged with a validate finding code."""
+        return type(self)(diagnostics=[replace(d, code=code) for d in self.diagnostics])
+
+    def render(self) -> str:
+        return "\n".join(d.render() for d in self.diagnostics)
+
+    def __str__(self) -> str:
         return self.render()
 
 
 class InputError(GpusizerError):
-    """The workload, a rule file or a knowledge file is invalid (exit code 2)."""
+    """The workload, a rule file, a knowledge file or a record is invalid (exit code 2)."""
 
 
 class RuleError(GpusizerError):
     """A rule failed while it ran; names the rule and its file (exit code 2)."""
 
 
+class OutputError(GpusizerError):
+    """A report or record could not be written (exit code 73)."""
+
+    exit_code = ExitCode.OUTPUT
+
+
 class Problems(InputError):
     """Several independent errors found in one pass, reported together."""
 
-    def __init__(self, errors: list[GpusizerError]):
-        super().__init__(errors[0].message, file=errors[0].file, line=errors[0].line,
-                         col=errors[0].col, help=errors[0].help)
-        self.errors = errors
+    def __init__(self, errors: Iterable[GpusizerError]) -> None:
+        found = [d for e in errors for d in e.diagnostics]
+        super().__init__(diagnostics=found)
 
-    def render(self) -> str:
-        return "\n".join(e.render() for e in self.errors)
+    @property
+    def errors(self) -> list[GpusizerError]:
+        return [InputError(diagnostics=[d]) for d in self.diagnostics]
+
+
+def closest(word: object, options: Iterable[object]) -> str | None:
+    """The option most like ``word``, if one is close enough to be a likely typo."""
+    match = difflib.get_close_matches(str(word), [str(o) for o in options], n=1, cutoff=0.5)
+    return match[0] if match else None
+
+
+def hint(word: object, options: Iterable[object]) -> str:
+    """``"did you mean 'x'? "`` for the closest option, or nothing."""
+    guess = closest(word, options)
+    return f"did you mean '{guess}'? " if guess else ""

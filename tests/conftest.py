@@ -13,7 +13,7 @@ os.environ.setdefault("GPUSIZER_NO_CACHE", "1")
 
 @pytest.fixture(scope="session")
 def rulebase():
-    from engine.rulebase import load_rulebase
+    from engine.plan.rulebase import load_rulebase
     return load_rulebase()
 
 

@@ -89,14 +89,20 @@ def _overlay(case: Path, shipped: Path, tmp: Path) -> Path:
     return target
 
 
+def bad_rulebase(name: str, tmp: Path):
+    """(name, argv, expected file, root) for one broken rule or knowledge directory, e.g. 'rules/dunder'."""
+    kind, case_name = name.split("/")
+    case = BAD / kind / case_name
+    target = _overlay(case, ROOT / kind, tmp / f"{kind}-{case.name}")
+    return (name, ["recommend", "examples/llama2-70b-chat.yaml", f"--{kind}", str(target)],
+            case / "expected.txt", str(target.parent))
+
+
 def bad_rulebases(tmp: Path):
-    """(name, argv, expected file) for each broken rule or knowledge directory."""
+    """(name, argv, expected file, root) for each broken rule or knowledge directory."""
     for kind in ("rules", "knowledge"):
         for case in sorted(p for p in (BAD / kind).iterdir() if p.is_dir()):
-            target = _overlay(case, ROOT / kind, tmp / f"{kind}-{case.name}")
-            yield (f"{kind}/{case.name}",
-                   ["recommend", "examples/llama2-70b-chat.yaml", f"--{kind}", str(target)],
-                   case / "expected.txt", str(target.parent))
+            yield bad_rulebase(f"{kind}/{case.name}", tmp)
 
 
 def normalise(text: str, tmp: str | None) -> str:

@@ -52,10 +52,11 @@ def test_what_if_max_batch_is_exact():
                               f"memory.vram_required_gb <= {limit}"])
     assert code == 0, err
     best = int(out.splitlines()[0].rsplit(": ", 1)[1])
-    from engine import recommend
+    from engine import Recommender
     text = (ROOT / "examples" / "llama2-70b-chat.yaml").read_text()
-    fits = recommend(text.replace("batch_size: 1", f"batch_size: {best}"))
-    over = recommend(text.replace("batch_size: 1", f"batch_size: {best + 1}"))
+    with Recommender() as rec:
+        fits = rec.recommend_text(text.replace("batch_size: 1", f"batch_size: {best}"))
+        over = rec.recommend_text(text.replace("batch_size: 1", f"batch_size: {best + 1}"))
     assert fits["memory.vram_required_gb"] <= limit < over["memory.vram_required_gb"]
 
 
@@ -85,7 +86,8 @@ def test_record_verify_same_changed_and_tampered(tmp_path, monkeypatch):
     assert code == 1, out + err
     report = json.loads(out)
     assert report["rules_edited"] == ["ram-sme-tier"] and report["responsible"] == ["ram-sme-tier"]
-    assert report["changed"]["ram.system_gb"]["new"] > report["changed"]["ram.system_gb"]["old"]
+    ram = next(c for c in report["changes"] if c["attribute"] == "ram.system_gb")
+    assert ram["new"] > ram["old"] and ram["unit"] == "GB"
 
     # one byte changed anywhere: tampered
     raw = rec_path.read_bytes()
@@ -107,5 +109,6 @@ def test_rulebase_diff_names_the_responsible_rule(tmp_path):
     doc = json.loads(out)
     assert doc["rules_changed"] == ["ram-sme-tier"]
     llama, gpt2 = doc["workloads"]
-    assert llama["responsible"] == ["ram-sme-tier"] and "ram.system_gb" in llama["changes"]
-    assert gpt2["changes"] == {}
+    assert llama["responsible"] == ["ram-sme-tier"]
+    assert "ram.system_gb" in [c["attribute"] for c in llama["changes"]]
+    assert gpt2["changes"] == []

@@ -31,7 +31,7 @@ def test_lint_corpus_covers_every_finding_kind():
         code, out, err = run_cli(argv + ["--format", "json"])
         codes |= {f["code"] for f in json.loads(out)}
     assert {"never-fires", "unknown-item", "unwritten-attribute", "unused-attribute", "prefer-conflict",
-            "unsourced-number", "durable-limit", "tests", "load"} <= codes
+            "unsourced-number", "tests", "load"} <= codes
 
 
 def test_validate_json_and_workload_files():

@@ -4,7 +4,7 @@ After an intended change: python tests/update_golden.py, then review the diff.
 """
 import pytest
 
-from corpus import GOLDEN, bad_rulebases, bad_workloads, golden_cases, normalise, run_cli
+from corpus import BAD, GOLDEN, bad_rulebase, bad_workloads, golden_cases, normalise, run_cli
 
 GOLDEN_CASES = list(golden_cases())
 BAD_WORKLOADS = list(bad_workloads())
@@ -27,14 +27,21 @@ def test_bad_workload_message(name, argv, expected):
     assert f"exit {code}\n{err}" == expected.read_text(encoding="utf-8")
 
 
-def test_bad_rulebase_messages(tmp_path):
-    cases = list(bad_rulebases(tmp_path))
-    assert len(cases) >= 12
-    for name, argv, expected, root in cases:
-        code, out, err = run_cli(argv)
-        assert code == 2, name
-        assert "Traceback" not in err, name
-        assert f"exit {code}\n{normalise(err, root)}" == expected.read_text(encoding="utf-8"), name
+BAD_RULEBASES = sorted(p.relative_to(BAD).as_posix() for kind in ("rules", "knowledge")
+                       for p in (BAD / kind).iterdir() if p.is_dir())
+
+
+def test_the_bad_rulebase_corpus_is_not_empty():
+    assert len(BAD_RULEBASES) >= 12
+
+
+@pytest.mark.parametrize("case", BAD_RULEBASES)
+def test_bad_rulebase_message(case, tmp_path):
+    name, argv, expected, root = bad_rulebase(case, tmp_path)
+    code, out, err = run_cli(argv)
+    assert code == 2
+    assert "Traceback" not in err
+    assert f"exit {code}\n{normalise(err, root)}" == expected.read_text(encoding="utf-8")
 
 
 def test_batch_keeps_good_results_and_fails_overall(tmp_path):

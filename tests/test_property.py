@@ -57,7 +57,7 @@ def workloads(draw):
 
 def _check(rec, text):
     try:
-        result = rec.recommend(text)
+        result = rec.recommend_text(text)
     except InputError as exc:
         rendered = exc.render()
         assert "Traceback" not in rendered and rendered.strip()

@@ -15,7 +15,7 @@ def test_wheel_carries_the_data_and_runs(tmp_path):
     (wheel,) = dist.glob("gpusizer-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     for expected in ("engine/_data/rules/_attributes.yaml", "engine/_data/knowledge/workload.schema.json",
-                     "engine/_data/templates/recommend.txt.j2", "engine/schemas/rule.schema.json"):
+                     "engine/_data/templates/recommend.txt.j2", "engine/load/schemas/rule.schema.json"):
         assert expected in names
     target = tmp_path / "site"
     inst = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target),
@@ -25,7 +25,7 @@ def test_wheel_carries_the_data_and_runs(tmp_path):
     elsewhere.mkdir()
     env = dict(os.environ, PYTHONPATH=str(target), GPUSIZER_NO_CACHE="1")
     run = subprocess.run([sys.executable, "-c",
-                          "import engine, engine.resources as r, sys;"
+                          "import engine, engine.load.resources as r, sys;"
                           "print(engine.__file__); print(r.data_dir('rules'));"
                           "from engine.cli import main; sys.exit(main(['recommend', sys.argv[1], '--format', 'json']))",
                           str(ROOT / "examples" / "llama2-70b-chat.yaml")],

@@ -1,0 +1,1 @@
+"""Tools for rule authors: lint (validate), rule test cases, scaffolding, generated docs."""

@@ -1,0 +1,647 @@
+"""The durable-rules backend: the only module that imports durable-rules or speaks its dialect.
+
+Each rule's conditions become durable-rules patterns wherever durable-rules means what the
+language means (``plan.semantics``); every other test is *residual*: it is checked here, in
+Python, by the one evaluator, on each match the network reports. So nothing a rule file can
+say reaches one of durable-rules' limits or quirks:
+
+* a test goes into the network only when its operand's kind is the kind of the value tested
+  (durable-rules finds ``true == 1`` and ``"a" > 3``), ordering tests read ``vn``, which only
+  numbers carry;
+* a ``ref`` goes in only when it is arithmetic (+, -, * and / by a non-zero number) over numbers
+  that are certain to be there (a missing property makes durable-rules fail with error 311, a
+  division by zero kills the process);
+* ``in`` lists longer than ``IN_LIST_MAX`` stay residual (a node with 511 successors makes
+  durable-rules loop forever), and so does anything past 16 patterns in one rule
+  (``MAX_MESSAGE_FRAMES``);
+* rules are spread over several rulesets (*shards*), none with more than ``SHARD_RULES`` rules
+  or ``SHARD_NAMES`` attribute names, so that no node of a network has more successors than
+  durable-rules' fixed tables hold (``NEXT_LIST_LENGTH 128``, ``BETA_LIST_LENGTH 256``,
+  ``NEXT_BUCKET_LENGTH 512`` in its ``rules.h``).
+
+Facts (property names never collide with durable's own ``id`` and ``sid``):
+
+* attribute value ``{t: "a", n: name, ok: 1, v: value}`` plus ``vn: value`` for a number, and
+  ``len: count`` for a list; an attribute known to have no value is ``{t: "a", n: name, ok: 0}``;
+* list member ``{t: "m", n: name, v: member}``, one per distinct scalar member;
+* catalog item ``{t: "i", c: catalog, f_<field>: value, ...}`` (absent fields left out);
+* step marker ``{t: "s", k: step}``: a rule's patterns include the marker of its step, so it
+  matches only once everything it reads is final;
+* closing fact ``{t: "x"}``: a rule of every ruleset fires on it before the session's state is
+  deleted (durable-rules crashes deleting a state in which no rule has fired).
+
+Lessons from running durable-rules 2.0.28, kept here: one Host per compiled rulebase and one
+``sid`` per workload (a Host starts timer threads that never stop); an exception in an action is
+swallowed into the session state, so it is checked after every step; a fact no rule matches is
+not stored, so a sink rule matches every fact and never fires; its JSON reader rejects a number
+with an exponent but no decimal point (Python writes 1e-05 that way) and a rejected fact can
+crash the process later, so such floats are moved by one ulp (values are read from Python, never
+from facts, so only matching sees the nudge).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import itertools
+import math
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import GpusizerError, RuleError
+from ..load.ir import ORDERING, Attribute, AttrCond, FieldCond, ItemCond, Not, Ref, Simple, Test
+from ..plan import semantics as S
+from ..plan.resolve import PlannedRule, Variant
+from ..plan.rulebase import Rulebase
+from .base import Match
+
+try:
+    from durable import engine as _durable
+except ImportError as exc:  # pragma: no cover - depends on the interpreter
+    _IMPORT_ERROR: ImportError | None = exc
+else:
+    _IMPORT_ERROR = None
+
+IN_LIST_MAX = 32  # longer 'in' lists are checked in Python
+MAX_PATTERNS = 15  # durable-rules matches at most 16 facts per rule (MAX_MESSAGE_FRAMES); one is the marker
+MAX_TESTS = 48  # tests in one pattern (durable-rules fails near 64 sibling tests)
+SHARD_RULES = 120  # durable rules in one ruleset (< BETA_LIST_LENGTH, < NEXT_LIST_LENGTH)
+SHARD_NAMES = 300  # attribute names one ruleset tests (< NEXT_BUCKET_LENGTH)
+MAX_TEXT = 4096  # longer text goes into facts as a digest (durable-rules fails on 16 MiB properties)
+_SAFE_INT = 2**53
+_CMP = {"gt": "$gt", "gte": "$gte", "lt": "$lt", "lte": "$lte"}
+_ARITH = {ast.Add: "$add", ast.Sub: "$sub", ast.Mult: "$mul", ast.Div: "$div"}
+
+
+def unavailable() -> str | None:
+    """Why durable-rules cannot be used on this interpreter, or None when it can."""
+    if _IMPORT_ERROR is None:
+        return None
+    return f"{type(_IMPORT_ERROR).__name__}: {_IMPORT_ERROR}"
+
+
+def safe(value: Any) -> Any:
+    """Values durable-rules' JSON reader accepts (see the module docstring)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"durable-rules cannot hold the number {value!r}")
+        text = repr(value)
+        if "e" in text and "." not in text:
+            return math.nextafter(value, math.inf)
+        return value
+    if isinstance(value, int) and abs(value) >= _SAFE_INT:
+        return safe(float(value))
+    if isinstance(value, str) and len(value) > MAX_TEXT:
+        return "\x00long:" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+    if isinstance(value, dict):
+        return {k: safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [safe(v) for v in value]
+    return value
+
+
+def _fprop(name: str) -> str:
+    return f"f_{name}"
+
+
+def _literal_kind(value: Any) -> str | None:
+    k = S.kind(value)
+    return {"number": "number", "text": "string", "boolean": "boolean"}.get(k or "")
+
+
+def _declared_ok(declared: str | None, literal: Any) -> bool:
+    """The literal is of the kind the tested value is declared to hold (and short enough to match)."""
+    if isinstance(literal, str) and len(literal) > MAX_TEXT:
+        return False
+    lk = _literal_kind(literal)
+    if lk is None or declared is None:
+        return False
+    if declared in ("number", "integer"):
+        return lk == "number"
+    if declared == "scalar":
+        return lk in ("number", "string")
+    return declared == lk
+
+
+# -- translating one variant -------------------------------------------------------------------------
+
+@dataclass
+class _Pattern:
+    alias: str
+    tests: list[dict[str, Any]]
+    negated: bool = False
+
+
+@dataclass
+class _Plan:
+    """One variant as durable patterns plus what stays for Python."""
+
+    patterns: list[_Pattern] = field(default_factory=list)
+    item_aliases: dict[str, str] = field(default_factory=dict)  # user alias -> durable alias
+    residual: list[Simple] = field(default_factory=list)  # whole conditions checked in Python
+    checks: list[tuple[str, FieldCond]] = field(default_factory=list)  # field tests on joined items
+    names: set[str] = field(default_factory=set)  # attribute names the patterns test
+    catalogs: set[str] = field(default_factory=set)
+    catalogs_by_alias: dict[str, str] = field(default_factory=dict)  # user alias -> catalog
+
+
+class _Translator:
+    """Turns one variant into durable patterns, keeping out what durable-rules would get wrong."""
+
+    def __init__(self, rb: Rulebase) -> None:
+        self.attributes = rb.attributes
+        self.catalogs = rb.catalogs
+        self._complete: dict[tuple[str, str], bool] = {}
+        self.late: set[str] = set()  # attributes of the variant being translated that carry ref tests
+
+    def complete(self, catalog: str, fieldname: str) -> bool:
+        """Every item of the catalog has this field (a ref to it cannot meet a missing property)."""
+        k = (catalog, fieldname)
+        if k not in self._complete:
+            cat = self.catalogs[catalog]
+            self._complete[k] = fieldname in ("id", "name") or all(
+                it.get(fieldname) is not None for it in cat.items.values())
+        return self._complete[k]
+
+    def field_type(self, catalog: str, fieldname: str) -> str | None:
+        if fieldname in ("id", "name"):
+            return "string"
+        f = self.catalogs[catalog].fields.get(fieldname)
+        return f.type if f else None
+
+    # refs ------------------------------------------------------------------------------------
+    def ref(self, ref: Ref, plan: _Plan, attr_alias: Mapping[str, str], want: str) -> Any | None:
+        """The durable operand for a ref, or None when it must stay residual. ``want`` is the kind
+        the operand must have: 'number', or the declared type of the tested value for eq/ne."""
+        node = ref.expr.tree.body
+        single = isinstance(node, (ast.Name, ast.Attribute))
+        if single and want != "number":
+            return self._name(ref.expr.source, plan, attr_alias, want)
+        return self._arith(node, plan, attr_alias) if want == "number" else None
+
+    def _name(self, dotted: str, plan: _Plan, attr_alias: Mapping[str, str], want: str) -> Any | None:
+        head, _, rest = dotted.partition(".")
+        if head in plan.item_aliases:
+            catalog = self._catalog_of(plan, head)
+            if not self.complete(catalog, rest):
+                return None
+            kind = self.field_type(catalog, rest)
+            if kind is None or not _same_kind(kind, want):
+                return None
+            return {plan.item_aliases[head]: _fprop(rest)}
+        attr = self.attributes.get(dotted)
+        if attr is None or dotted not in attr_alias or dotted in self.late or attr.type in ("list", "record"):
+            return None
+        if not _same_kind(attr.type, want):
+            return None
+        return {attr_alias[dotted]: "vn" if want == "number" else "v"}
+
+    def _arith(self, node: ast.AST, plan: _Plan, attr_alias: Mapping[str, str]) -> Any | None:
+        if isinstance(node, ast.Constant) and S.is_number(node.value):
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+                and S.is_number(node.operand.value):
+            return -node.operand.value
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            return self._name(ast.unparse(node), plan, attr_alias, "number")
+        if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
+            if isinstance(node.op, ast.Div) and not (isinstance(node.right, ast.Constant)
+                                                     and S.is_number(node.right.value) and node.right.value != 0):
+                return None  # a divisor that might be zero stays in Python
+            left = self._arith(node.left, plan, attr_alias)
+            right = self._arith(node.right, plan, attr_alias)
+            if left is None or right is None:
+                return None
+            return {_ARITH[type(node.op)]: {"$l": left, "$r": right}}
+        return None
+
+    def _catalog_of(self, plan: _Plan, alias: str) -> str:
+        return plan.catalogs_by_alias[alias]
+
+    # tests -----------------------------------------------------------------------------------
+    def test(self, t: Test, prop: str, declared: str | None, plan: _Plan,
+             attr_alias: Mapping[str, str]) -> dict[str, Any] | None:
+        """The durable test for one IR test on property ``prop``, or None when it stays residual."""
+        op, operand = t.op, t.operand
+        if op == "exists":
+            return {"$ex" if operand else "$nex": {prop: 1}}
+        if op in ("in", "not_in"):
+            values = operand if isinstance(operand, tuple) else ()
+            if len(values) > IN_LIST_MAX or not all(_declared_ok(declared, v) for v in values):
+                return None
+            if op == "in":
+                return {"$or": [{prop: safe(v)} for v in values]} if len(values) > 1 else {prop: safe(values[0])}
+            return {"$and": [{"$neq": {prop: safe(v)}} for v in values]}
+        if op in ORDERING:
+            if declared not in ("number", "integer", "scalar"):
+                return None
+            key = "vn" if prop == "v" else prop
+            value = self.ref(operand, plan, attr_alias, "number") if isinstance(operand, Ref) else (
+                safe(operand) if S.is_number(operand) else None)
+            return None if value is None else {_CMP[op]: {key: value}}
+        if op in ("eq", "ne"):
+            if declared == "scalar" and isinstance(operand, Ref):
+                return None
+            if isinstance(operand, Ref):
+                value = self.ref(operand, plan, attr_alias, declared or "")
+            else:
+                value = safe(operand) if _declared_ok(declared, operand) else None
+            if value is None:
+                return None
+            return {prop: value} if op == "eq" else {"$neq": {prop: value}}
+        return None
+
+    # one variant -------------------------------------------------------------------------------
+    def variant(self, v: Variant) -> _Plan:
+        plan = _Plan()
+        counter = itertools.count(1)
+        attr_alias: dict[str, str] = {}
+        attr_tests: dict[str, list[dict[str, Any]]] = {}
+        # attributes tested against a ref come last (durable-rules resolves a reference only against
+        # patterns listed before it), so no ref may read one of them
+        with_refs = {c.attribute for c in v.conditions if isinstance(c, AttrCond)
+                     and any(isinstance(t.operand, Ref) for t in c.tests if t.op not in ("contains", "not_contains"))}
+        self.late = with_refs
+        # attribute patterns first: every required attribute is bound, so refs can read it
+        for name in v.required:
+            attr_alias[name] = f"a{next(counter)}"
+            attr_tests[name] = []
+        middle: list[_Pattern] = []
+        for cond in v.conditions:
+            if isinstance(cond, AttrCond):
+                self._attr(cond, plan, attr_alias, attr_tests, middle, counter)
+            elif isinstance(cond, ItemCond):
+                self._join(cond, plan, attr_alias, middle, counter)
+            else:
+                self._negation(cond, plan, attr_alias, middle, counter)
+        plain = [n for n in v.required if n not in with_refs]
+        late = [n for n in v.required if n in with_refs]
+        ordered = ([_Pattern(attr_alias[n], [{"t": "a"}, {"n": n}, {"ok": 1}, *attr_tests[n]]) for n in plain]
+                   + middle
+                   + [_Pattern(attr_alias[n], [{"t": "a"}, {"n": n}, {"ok": 1}, *attr_tests[n]]) for n in late])
+        plan.names.update(v.required)
+        # past durable-rules' 16 facts per rule, attribute patterns move to Python (presence only)
+        while len(ordered) > MAX_PATTERNS:
+            drop = next((p for p in ordered if p.alias.startswith("a") and not _read_by_ref(p.alias, ordered)),
+                        None)
+            if drop is None:
+                raise _Overflow
+            ordered.remove(drop)
+            name = next(n for n, a in attr_alias.items() if a == drop.alias)
+            conds = [c for c in v.conditions if isinstance(c, AttrCond) and c.attribute == name]
+            plan.residual.extend(conds)
+        plan.patterns = ordered
+        return plan
+
+    def _attr(self, cond: AttrCond, plan: _Plan, attr_alias: dict[str, str],
+              attr_tests: dict[str, list[dict[str, Any]]], middle: list[_Pattern], counter: Iterator[int]) -> None:
+        attr = self.attributes[cond.attribute]
+        name = attr.name
+        rest: list[Test] = []
+        for t in cond.tests:
+            if t.op in ("contains", "not_contains"):
+                member = self._member(t, attr, plan, attr_alias)
+                if member is None:
+                    rest.append(t)
+                    continue
+                neg = t.op == "not_contains"
+                middle.append(_Pattern(f"m{next(counter)}", [{"t": "m"}, {"n": name}, {"v": member}], neg))
+                plan.names.add(name)
+                continue
+            if t.op == "exists" and t.operand is False:
+                middle.append(_Pattern(f"z{next(counter)}", [{"t": "a"}, {"n": name}, {"ok": 0}]))
+                plan.names.add(name)
+                continue
+            if t.op == "exists":
+                continue  # the attribute pattern itself requires a value
+            if t.op == "empty":
+                attr_tests[name].append({"len": 0} if t.operand else {"$gt": {"len": 0}})
+                continue
+            translated = self.test(t, "v", attr.type, plan, attr_alias)
+            if translated is None or len(attr_tests[name]) >= MAX_TESTS or name not in attr_alias:
+                rest.append(t)
+                continue
+            attr_tests[name].append(translated)
+        if rest:
+            plan.residual.append(AttrCond(name, tuple(rest), cond.span))
+
+    def _member(self, t: Test, attr: Attribute, plan: _Plan, attr_alias: Mapping[str, str]) -> Any | None:
+        declared = attr.items or "string"
+        if isinstance(t.operand, Ref):
+            return self.ref(t.operand, plan, attr_alias, declared)
+        return safe(t.operand) if _declared_ok(declared, t.operand) else None
+
+    def _join(self, cond: ItemCond, plan: _Plan, attr_alias: Mapping[str, str], middle: list[_Pattern],
+              counter: Iterator[int]) -> None:
+        alias = f"i{next(counter)}"
+        plan.catalogs_by_alias[cond.alias] = cond.catalog
+        plan.catalogs.add(cond.catalog)
+        tests: list[dict[str, Any]] = [{"t": "i"}, {"c": cond.catalog}]
+        for f in cond.where:
+            declared = self.field_type(cond.catalog, f.field)
+            rest = []
+            for t in f.tests:
+                translated = self.test(t, _fprop(f.field), declared, plan, attr_alias)
+                if translated is None or len(tests) >= MAX_TESTS:
+                    rest.append(t)
+                else:
+                    tests.append(translated)
+            if rest:
+                plan.checks.append((cond.alias, FieldCond(f.field, tuple(rest), f.span)))
+        plan.item_aliases[cond.alias] = alias  # refs in later patterns may read it
+        middle.append(_Pattern(alias, tests))
+
+    def _negation(self, cond: Not, plan: _Plan, attr_alias: Mapping[str, str], middle: list[_Pattern],
+                  counter: Iterator[int]) -> None:
+        inner = cond.inner
+        if isinstance(inner, ItemCond):
+            tests: list[dict[str, Any]] = [{"t": "i"}, {"c": inner.catalog}]
+            for f in inner.where:
+                for t in f.tests:
+                    translated = self.test(t, _fprop(f.field), self.field_type(inner.catalog, f.field), plan,
+                                           attr_alias)
+                    if translated is None:
+                        plan.residual.append(cond)
+                        return
+                    tests.append(translated)
+            middle.append(_Pattern(f"n{next(counter)}", tests, negated=True))
+            plan.catalogs.add(inner.catalog)
+            return
+        attr = self.attributes[inner.attribute]
+        ops = {t.op for t in inner.tests}
+        if ops <= {"contains", "not_contains"} and len(inner.tests) == 1:
+            t = inner.tests[0]
+            member = self._member(t, attr, plan, attr_alias)
+            if member is not None:
+                neg = t.op == "contains"  # not contains = no such member; not not_contains = the member is there
+                middle.append(_Pattern(f"m{next(counter)}", [{"t": "m"}, {"n": attr.name}, {"v": member}], neg))
+                plan.names.add(attr.name)
+                return
+        if ops & {"contains", "not_contains", "exists"}:
+            plan.residual.append(cond)
+            return
+        tests = [{"t": "a"}, {"n": attr.name}, {"ok": 1}]
+        for t in inner.tests:
+            if t.op == "empty":
+                tests.append({"len": 0} if t.operand else {"$gt": {"len": 0}})
+                continue
+            translated = self.test(t, "v", attr.type, plan, attr_alias)
+            if translated is None or isinstance(t.operand, Ref):
+                plan.residual.append(cond)
+                return
+            tests.append(translated)
+        middle.append(_Pattern(f"n{next(counter)}", tests, negated=True))
+        plan.names.add(attr.name)
+
+
+class _Overflow(Exception):
+    """A variant joins more items than durable-rules matches at once: it runs in Python."""
+
+
+def _same_kind(declared: str, want: str) -> bool:
+    numeric = ("number", "integer")
+    if want == "number":
+        return declared in numeric
+    if want in numeric:
+        return declared in numeric
+    return declared == want and declared in ("string", "boolean")
+
+
+def _read_by_ref(alias: str, patterns: Sequence[_Pattern]) -> bool:
+    return any(alias in _keys(t) for p in patterns for t in p.tests)
+
+
+def _keys(obj: Any) -> Iterator[str]:
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield k
+            yield from _keys(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _keys(v)
+
+
+# -- the compiled rulebase -----------------------------------------------------------------------
+
+@dataclass
+class _Rule:
+    """One durable rule: a variant of a planned rule, and what Python still checks on its matches."""
+
+    name: str
+    planned: PlannedRule
+    variant: Variant
+    plan: _Plan | None  # None: the whole variant runs in Python
+    step: int
+
+
+@dataclass
+class _Shard:
+    name: str
+    rules: list[_Rule] = field(default_factory=list)
+    names: set[str] = field(default_factory=set)
+    catalogs: set[str] = field(default_factory=set)
+    steps: set[int] = field(default_factory=set)
+
+
+_hosts = itertools.count(1)
+
+
+class DurableCompiled:
+    """A rulebase compiled into durable-rules rulesets (shards) on one Host."""
+
+    def __init__(self, rb: Rulebase, schedule: Mapping[str, int]) -> None:
+        if _IMPORT_ERROR is not None:
+            raise _import_problem()
+        self.rb = rb
+        self.lock = threading.Lock()
+        self.sids = itertools.count(1)
+        self.collect: dict[str, list[tuple[_Rule, dict[str, str]]]] = {}
+        self.python_rules: dict[int, list[_Rule]] = {}
+        translator = _Translator(rb)
+        prefix = f"gpusizer{next(_hosts)}"
+        shards: list[_Shard] = []
+        for rid, planned in rb.rules.items():
+            for v in planned.variants:
+                name = rid if v.index == 0 else f"{rid}#{v.index + 1}"
+                try:
+                    plan: _Plan | None = translator.variant(v)
+                except _Overflow:
+                    plan = None
+                rule = _Rule(name, planned, v, plan, schedule[rid])
+                if plan is None:
+                    self.python_rules.setdefault(rule.step, []).append(rule)
+                    continue
+                shard = shards[-1] if shards else None
+                if shard is None or len(shard.rules) >= SHARD_RULES or \
+                        len(shard.names | plan.names) > SHARD_NAMES:
+                    shard = _Shard(f"{prefix}-{len(shards) + 1}")
+                    shards.append(shard)
+                shard.rules.append(rule)
+                shard.names |= plan.names
+                shard.catalogs |= plan.catalogs
+                shard.steps.add(rule.step)
+        self.shards = shards
+        self.host = _durable.Host()
+        try:
+            for shard in shards:
+                definition: dict[str, Any] = {r.name: self._definition(r) for r in shard.rules}
+                definition["$sink"] = {"all": [{"m": {"$ex": {"t": 1}}}, {"z": {"t": "$never"}}],
+                                       "run": lambda c: None}
+                definition["$close"] = {"all": [{"x": {"t": "x"}}], "run": lambda c: None}
+                self.host.register_rulesets({shard.name: definition})
+        except Exception as exc:  # durable reports bare numeric codes
+            raise RuleError(f"durable-rules rejected the compiled rules: {exc}",
+                            help="this is a bug in gpusizer's durable-rules backend; run with "
+                                 "GPUSIZER_BACKEND=python meanwhile, and report it with the rulebase") from None
+        self.catalog_facts: dict[str, list[dict[str, Any]]] = {}
+        for shard in shards:
+            facts = []
+            for cname in sorted(shard.catalogs):
+                for item in rb.catalogs[cname].items.values():
+                    fact: dict[str, Any] = {"t": "i", "c": cname, _fprop("id"): item.id, _fprop("name"): item.name}
+                    fact.update({_fprop(k): v for k, v in item.fields.items() if v is not None})
+                    facts.append(safe(fact))
+            self.catalog_facts[shard.name] = facts
+
+    def _definition(self, rule: _Rule) -> dict[str, Any]:
+        assert rule.plan is not None
+        marker = {"s0": {"$and": [{"t": "s"}, {"k": rule.step}]}}
+        patterns = [{f"{p.alias}$not" if p.negated else p.alias: {"$and": safe(p.tests)}}
+                    for p in rule.plan.patterns]
+        aliases = dict(rule.plan.item_aliases)
+        collect = self.collect
+
+        def run(c: Any) -> None:
+            items = {user: getattr(c, dalias)[_fprop("id")] for user, dalias in aliases.items()}
+            collect[c.s.sid].append((rule, items))
+        return {"all": [marker, *patterns], "run": run}
+
+    def open(self) -> DurableSession:
+        return DurableSession(self)
+
+    def close(self) -> None:
+        self.shards = []
+
+
+class DurableSession:
+    def __init__(self, compiled: DurableCompiled) -> None:
+        self.c = compiled
+        self.sid = f"w{next(compiled.sids)}"
+        self.values: dict[str, Any] = {}
+        self.started = False
+        self.touched: set[str] = set()  # rulesets holding state for this session
+        compiled.collect[self.sid] = []
+
+    def _assert(self, shard: _Shard, facts: list[dict[str, Any]]) -> None:
+        if facts:
+            self.c.host.assert_facts(shard.name, [dict(f, sid=self.sid) for f in facts])
+            self.touched.add(shard.name)
+
+    def assert_values(self, values: Mapping[str, Any]) -> None:
+        for name, value in values.items():
+            if value is S.ABSENT:
+                self.values.pop(name, None)
+            else:
+                self.values[name] = value
+        with self.c.lock:
+            for shard in self.c.shards:
+                facts = [f for name in sorted(values) if name in shard.names
+                         for f in _facts(name, values[name])]
+                if not self.started:
+                    facts = self.c.catalog_facts[shard.name] + facts
+                self._assert(shard, facts)
+                self._check(shard)
+            self.started = True
+
+    def match(self, step: int) -> list[Match]:
+        found = self.c.collect[self.sid]
+        found.clear()
+        with self.c.lock:
+            for shard in self.c.shards:
+                if step in shard.steps:
+                    self.c.host.assert_fact(shard.name, {"sid": self.sid, "t": "s", "k": step})
+                    self.touched.add(shard.name)
+                    self._check(shard)
+        env = S.Env(self.values, self.c.rb.catalogs, {})
+        out: list[Match] = []
+        for rule, item_ids in found:
+            assert rule.plan is not None
+            items = {a: self.c.rb.catalogs[rule.plan.catalogs_by_alias[a]].items[i] for a, i in item_ids.items()}
+            bound = S.Env(self.values, self.c.rb.catalogs, items)
+            if not all(S.item_passes((f,), items[a], bound) for a, f in rule.plan.checks):
+                continue
+            for full in S.matches(rule.plan.residual, bound, rule.variant.required):
+                out.append(Match(rule.planned.id, rule.variant.index,
+                                 tuple((a, full[a].id) for a, _ in rule.variant.items)))
+        for rule in self.c.python_rules.get(step, ()):
+            for full in S.matches(rule.variant.conditions, env, rule.variant.required):
+                out.append(Match(rule.planned.id, rule.variant.index,
+                                 tuple((a, full[a].id) for a, _ in rule.variant.items)))
+        found.clear()
+        return out
+
+    def _check(self, shard: _Shard) -> None:
+        if shard.name not in self.touched:
+            return
+        state = self.c.host.get_state(shard.name, self.sid)
+        swallowed = state.get("exception") if state else None
+        if swallowed:
+            raise RuleError(f"a rule action failed inside durable-rules: {str(swallowed).splitlines()[0][:300]}",
+                            help="this is a bug in gpusizer's engine; please report it with the workload")
+
+    def close(self) -> None:
+        with self.c.lock:
+            for shard in self.c.shards:
+                if shard.name in self.touched:
+                    # durable-rules crashes deleting a state in which no rule has fired yet: the
+                    # closing fact makes one fire first
+                    self.c.host.assert_fact(shard.name, {"sid": self.sid, "t": "x"})
+                    self.c.host.delete_state(shard.name, self.sid)
+        self.touched.clear()
+        self.c.collect.pop(self.sid, None)
+
+
+def _facts(name: str, value: Any) -> list[dict[str, Any]]:
+    if value is S.ABSENT:
+        return [{"t": "a", "n": name, "ok": 0}]
+    fact: dict[str, Any] = {"t": "a", "n": name, "ok": 1}
+    k = S.kind(value)
+    if k in ("number", "text", "boolean"):
+        fact["v"] = value
+        if k == "number":
+            fact["vn"] = value
+    out = [fact]
+    if isinstance(value, list):
+        fact["len"] = len(value)
+        seen: list[Any] = []
+        for member in value:
+            if S.kind(member) in ("number", "text", "boolean") and not any(S.same(member, s) for s in seen):
+                seen.append(member)
+                out.append({"t": "m", "n": name, "v": member})
+    return [safe(f) for f in out]
+
+
+def _import_problem() -> GpusizerError:
+    reason = unavailable() or ""
+    if "PyEval_CallObject" in reason:
+        fix = ("durable-rules 2.0.28 was built without the Python 3.13 define; reinstall gpusizer with "
+               "'pip install --force-reinstall .' from its repository (which builds it with the define), "
+               "or run with GPUSIZER_BACKEND=python")
+    else:
+        fix = ("install durable-rules (pip install durable-rules==2.0.28, which needs a C compiler), "
+               "or run with GPUSIZER_BACKEND=python")
+    return GpusizerError(f"the rule engine durable-rules cannot be imported ({reason})", help=fix)
+
+
+class DurableBackend:
+    name = "durable"
+
+    def compile(self, rulebase: Rulebase, schedule: Mapping[str, int]) -> DurableCompiled:
+        return DurableCompiled(rulebase, schedule)
+
+
+__all__ = ["DurableBackend", "unavailable"]

@@ -1,0 +1,59 @@
+"""One comparison of two recommendations: what-if, ``audit verify`` and ``diff`` all use it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ..run.combine import canonical
+from .result import Result
+
+
+@dataclass(frozen=True)
+class Change:
+    """A conclusion whose value differs: before, after, its unit, and the rule that set the new value."""
+
+    attribute: str
+    old: Any
+    new: Any
+    unit: str | None = None
+    rule: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def compare(old: Mapping[str, Any], new: Mapping[str, Any], units: Mapping[str, str | None] | None = None,
+            rules: Mapping[str, str] | None = None) -> list[Change]:
+    """Every attribute whose value differs between ``old`` and ``new`` (missing counts as None)."""
+    units = units or {}
+    rules = rules or {}
+    return [Change(a, old.get(a), new.get(a), units.get(a), rules.get(a))
+            for a in sorted(set(old) | set(new)) if canonical(old.get(a)) != canonical(new.get(a))]
+
+
+def conclusions(result: Result) -> dict[str, Any]:
+    return {a: c.value for a, c in result.conclusions.items()}
+
+
+def binding_rules(result: Result) -> dict[str, str]:
+    """The rule that set each conclusion (the first binding contribution)."""
+    return {a: c.contributions[c.combined.binding[0]].rule for a, c in result.conclusions.items()}
+
+
+def compare_results(old: Result, new: Result) -> list[Change]:
+    units = {a: new.rulebase.attributes[a].unit for a in set(old.conclusions) | set(new.conclusions)}
+    return compare(conclusions(old), conclusions(new), units, binding_rules(new))
+
+
+def responsible(changed_rules: Iterable[str], fired: Iterable[str]) -> list[str]:
+    """The changed rules (edited, added or removed) that fired in either run."""
+    fired_set = set(fired)
+    return sorted(r for r in set(changed_rules) if r in fired_set)
+
+
+def rule_changes(old: Mapping[str, str], new: Mapping[str, str]) -> dict[str, list[str]]:
+    """Rules added, removed and edited between two {rule id: sha256} maps."""
+    return {"rules_added": sorted(set(new) - set(old)), "rules_removed": sorted(set(old) - set(new)),
+            "rules_edited": sorted(r for r in set(old) & set(new) if old[r] != new[r])}

@@ -1,0 +1,89 @@
+"""Raw ``when`` lists (already schema-checked) into the condition IR: the one parser of conditions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import InputError
+from . import expr as X
+from .ir import OPS, AnyOf, AttrCond, Condition, FieldCond, ItemCond, Not, Operand, Ref, Simple, Test
+from .yamlsrc import Doc, NodePath
+
+_KEYWORDS = ("item", "not", "any")
+
+
+def parse_when(doc: Doc, raw: list[Any], path: NodePath = ("when",)) -> tuple[Condition, ...]:
+    """Every condition of a rule's ``when`` (or a base's), with positions in ``doc``."""
+    return tuple(_condition(doc, c, (*path, i)) for i, c in enumerate(raw))
+
+
+def _condition(doc: Doc, raw: dict[str, Any], path: NodePath) -> Condition:
+    if "any" in raw:
+        branches = tuple(tuple(_simple(doc, c, (*path, "any", j, m)) for m, c in enumerate(branch))
+                         for j, branch in enumerate(raw["any"]))
+        return AnyOf(branches, doc.span(path))
+    return _simple(doc, raw, path)
+
+
+def _simple(doc: Doc, raw: dict[str, Any], path: NodePath) -> Simple:
+    if "not" in raw:
+        inner = raw["not"]
+        where = (*path, "not")
+        cond = _item(doc, inner, where) if "item" in inner else _attr(doc, inner, where)
+        return Not(cond, doc.span(path))
+    if "item" in raw:
+        return _item(doc, raw, path)
+    return _attr(doc, raw, path)
+
+
+def _item(doc: Doc, raw: dict[str, Any], path: NodePath) -> ItemCond:
+    where = tuple(FieldCond(name, tests_of(doc, t, (*path, "where", name)), doc.span((*path, "where", name), key=True))
+                  for name, t in (raw.get("where") or {}).items())
+    return ItemCond(raw["item"], raw["as"], where, doc.span((*path, "item")))
+
+
+def _attr(doc: Doc, raw: dict[str, Any], path: NodePath) -> AttrCond:
+    ((name, tests),) = raw.items()
+    return AttrCond(name, tests_of(doc, tests, (*path, name)), doc.span((*path, name), key=True))
+
+
+def is_test_map(tests: Any) -> bool:
+    """A mapping of operators (``{gt: 0, lt: 8}``), as opposed to a shorthand for ``eq``."""
+    return isinstance(tests, dict) and set(tests) != {"ref"}
+
+
+def tests_of(doc: Doc, tests: Any, path: NodePath) -> tuple[Test, ...]:
+    """The tests a value is put to; a bare value or ``{ref: ...}`` means ``eq``."""
+    if not is_test_map(tests):
+        return (Test("eq", _operand(doc, tests, path), doc.span(path)),)
+    out = []
+    for op, value in tests.items():
+        if op not in OPS:  # pragma: no cover - the rule schema allows only these
+            raise doc.error((*path, op), f"unknown operator '{op}'", key=True)
+        where = (*path, op)
+        operand: Operand | tuple[Any, ...]
+        if op in ("in", "not_in"):
+            operand = tuple(value)
+        elif op in ("exists", "empty"):
+            operand = bool(value)
+        else:
+            operand = _operand(doc, value, where)
+        out.append(Test(op, operand, doc.span(where)))
+    return tuple(out)
+
+
+def _operand(doc: Doc, value: Any, path: NodePath) -> Operand:
+    if isinstance(value, dict) and "ref" in value:
+        try:
+            return Ref(X.parse(value["ref"]))
+        except X.ExprError as exc:
+            line, col = doc.where((*path, "ref"))
+            raise InputError(f"in ref: {exc.message}", file=doc.file, line=line,
+                             col=(col + exc.col - 1) if col and exc.col else col,
+                             snippet=doc.line_text(line), help=exc.help) from None
+    return value  # type: ignore[no-any-return]
+
+
+def keyword(raw: dict[str, Any]) -> str | None:
+    """Which kind of condition a raw mapping is: 'item', 'not', 'any', or None for an attribute test."""
+    return next((k for k in _KEYWORDS if k in raw), None)

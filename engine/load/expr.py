@@ -1,0 +1,472 @@
+"""A small, safe expression language for rule conclusions, and text templates built on it.
+
+Rule files compute values with expressions such as ``ceil(size.total / s.capacity)``. They are
+parsed with Python's ``ast`` module and interpreted from a whitelist of node types; nothing in an
+expression can call arbitrary Python, import, or reach dunder attributes. Parsing also yields
+every dotted name an expression reads, which the rule graph needs for stratification.
+
+Evaluation is bounded: text and lists stop at ``MAX_LENGTH`` items, whole numbers at
+``MAX_INT_BITS`` bits and real numbers at the finite ones, so a chain of ``let`` values that doubles
+a string or squares a number fails with a named error instead of exhausting memory or time.
+
+A template is text with ``{expression}`` placeholders: ``"{gpu.model} is a GeForce card"``.
+``{{`` and ``}}`` stand for braces. A template that is one placeholder alone gives that value as
+it is (a number stays a number); otherwise each value is written by ``format.text``.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..format import num, text as as_text
+
+Getter = Callable[[dict[str, Any]], Any]
+Resolver = Callable[[str], Getter]
+
+MAX_LENGTH = 1_000_000  # characters of text or members of a list that one value may have
+MAX_INT_BITS = 256
+MAX_SOURCE = 10_000  # characters of one expression
+MAX_DEPTH = 100  # nesting of one expression
+
+
+class ExprError(Exception):
+    """A problem in an expression; ``col`` is 1-based within the expression."""
+
+    def __init__(self, message: str, col: int | None = None, help: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.col = col
+        self.help = help
+
+
+def _num(x, what):
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        raise ExprError(f"{what} needs numbers, got {type(x).__name__} {x!r}")
+    return x
+
+
+def _round_up_to(x, sizes):
+    """Smallest size in ``sizes`` that is >= x (the largest size if none is)."""
+    _num(x, "round_up_to")
+    if not isinstance(sizes, (list, tuple)) or not sizes:
+        raise ExprError("round_up_to needs a non-empty list of sizes")
+    ordered = sorted(_num(s, "round_up_to") for s in sizes)
+    for s in ordered:
+        if s >= x:
+            return s
+    return ordered[-1]
+
+
+def _next_pow2(x):
+    _num(x, "next_pow2")
+    if x <= 1:
+        return 1
+    return 1 << math.ceil(math.log2(x) - 1e-12)
+
+
+def _ceil(x, step=None):
+    _num(x, "ceil")
+    if step is None:
+        return math.ceil(x - 1e-9 * max(1.0, abs(x)))
+    _num(step, "ceil")
+    if step <= 0:
+        raise ExprError("ceil(x, step) needs a positive step")
+    return math.ceil(x / step - 1e-9) * step
+
+
+def _floor(x, step=None):
+    _num(x, "floor")
+    if step is None:
+        return math.floor(x + 1e-9 * max(1.0, abs(x)))
+    _num(step, "floor")
+    if step <= 0:
+        raise ExprError("floor(x, step) needs a positive step")
+    return math.floor(x / step + 1e-9) * step
+
+
+def _round(x, digits=0):
+    _num(x, "round")
+    return round(x, int(digits)) if digits else round(x)
+
+
+def _text(x, digits=4):
+    """A value written for people, as reports write it (numbers to ``digits`` significant digits)."""
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return num(x, int(_num(digits, "text")))
+    if isinstance(x, (bool, str, list, tuple, dict)):
+        return as_text(x)
+    raise ExprError(f"text() cannot format {type(x).__name__}")
+
+
+def _clamp(x, lo, hi):
+    return max(_num(lo, "clamp"), min(_num(x, "clamp"), _num(hi, "clamp")))
+
+
+def _sum(items):
+    if not isinstance(items, (list, tuple)):
+        raise ExprError("sum() needs a list")
+    return sum(_num(i, "sum") for i in items)
+
+
+def _len(items):
+    if not isinstance(items, (list, tuple, str)):
+        raise ExprError("len() needs a list or text")
+    return len(items)
+
+
+def _minmax(fn, name):
+    def call(*args):
+        vals = args[0] if len(args) == 1 and isinstance(args[0], (list, tuple)) else args
+        if not vals:
+            raise ExprError(f"{name}() of nothing")
+        return fn(_num(v, name) for v in vals)
+    return call
+
+
+FUNCTIONS: dict[str, Callable] = {
+    "ceil": _ceil, "floor": _floor, "round": _round, "abs": lambda x: abs(_num(x, "abs")),
+    "min": _minmax(min, "min"), "max": _minmax(max, "max"), "clamp": _clamp,
+    "round_up_to": _round_up_to, "next_pow2": _next_pow2, "log2": lambda x: math.log2(_num(x, "log2")),
+    "sqrt": lambda x: math.sqrt(_num(x, "sqrt")), "sum": _sum, "len": _len, "text": _text,
+}
+
+# YAML's spellings, so rule authors can write what they write elsewhere in the file
+_WORDS = {"true": True, "false": False, "null": None}
+
+_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+           ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+           ast.Pow: operator.pow}
+_CMPOPS = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+           ast.Gt: operator.gt, ast.GtE: operator.ge}
+
+
+@dataclass(frozen=True, eq=False)
+class Expr:
+    """A parsed, checked expression."""
+
+    source: str
+    names: frozenset[str]  # dotted names read, e.g. {"size.total", "s.capacity"}
+    tree: ast.Expression
+
+    def bind(self, resolve: Resolver) -> Getter:
+        """Compile to a closure; ``resolve(dotted)`` turns a name into a getter."""
+        return _Compiler(resolve).compile(self.tree.body)
+
+    @property
+    def constant(self) -> bool:
+        return isinstance(self.tree.body, ast.Constant)
+
+
+@dataclass(frozen=True, eq=False)
+class Template:
+    """Text with ``{expression}`` placeholders."""
+
+    source: str
+    parts: tuple[str | Expr, ...]
+
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset(n for p in self.parts if isinstance(p, Expr) for n in p.names)
+
+    def bind(self, resolve: Resolver) -> Getter:
+        bound: list[str | Getter] = [p if isinstance(p, str) else p.bind(resolve) for p in self.parts]
+        if len(bound) == 1 and not isinstance(bound[0], str):
+            return bound[0]  # one placeholder alone: the value itself
+        if all(isinstance(b, str) for b in bound):
+            literal = "".join(b for b in bound if isinstance(b, str))
+            return lambda env: literal
+
+        def render(env: dict[str, Any]) -> str:
+            out = "".join(b if isinstance(b, str) else _text(b(env)) for b in bound)
+            if len(out) > MAX_LENGTH:
+                raise ExprError(f"text longer than {MAX_LENGTH:,} characters")
+            return out
+        return render
+
+
+def parse_template(source: str) -> Template:
+    """Parse text with {placeholders}; raises ExprError with the column of the fault."""
+    parts: list[str | Expr] = []
+    buf: list[str] = []
+    i, n = 0, len(source)
+    while i < n:
+        ch = source[i]
+        if ch == "{" and source.startswith("{{", i):
+            buf.append("{")
+            i += 2
+            continue
+        if ch == "}" and source.startswith("}}", i):
+            buf.append("}")
+            i += 2
+            continue
+        if ch == "}":
+            raise ExprError("a '}' without its '{'", i + 1, "write '}}' for a literal brace")
+        if ch != "{":
+            buf.append(ch)
+            i += 1
+            continue
+        start = i + 1
+        j, quote = start, None
+        while j < n:
+            c = source[j]
+            if quote:
+                if c == quote:
+                    quote = None
+            elif c in "'\"":
+                quote = c
+            elif c == "}":
+                break
+            j += 1
+        if j >= n:
+            raise ExprError("a '{' without its '}'", i + 1, "close the placeholder, or write '{{' for a brace")
+        if buf:
+            parts.append("".join(buf))
+            buf = []
+        try:
+            parts.append(parse(source[start:j]))
+        except ExprError as exc:
+            raise ExprError(f"in placeholder {{{source[start:j]}}}: {exc.message}",
+                            start + (exc.col or 1), exc.help) from None
+        i = j + 1
+    if buf or not parts:
+        parts.append("".join(buf))
+    return Template(source, tuple(parts))
+
+
+def dotted(node: ast.AST) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def parse(source: object) -> Expr:
+    """Parse and check an expression; raises ExprError on anything not allowed."""
+    if isinstance(source, bool):
+        source = "true" if source else "false"
+    elif not isinstance(source, str):
+        source = repr(source)
+    text = source.strip()
+    if not text:
+        raise ExprError("empty expression", 1, "write a value or a formula")
+    if len(text) > MAX_SOURCE:
+        raise ExprError(f"an expression of {len(text):,} characters; at most {MAX_SOURCE:,}", 1,
+                        "compute intermediate values with 'let', or split the rule")
+    try:
+        tree = ast.parse(text, mode="eval")
+        names: set[str] = set()
+        _check(tree.body, names, 0)
+    except SyntaxError as exc:
+        raise ExprError(f"cannot parse expression: {exc.msg}", exc.offset,
+                        "expressions use Python-like syntax: a + b * c, ceil(x), "
+                        "a if cond else b") from None
+    except (RecursionError, MemoryError):
+        raise ExprError(f"the expression nests deeper than {MAX_DEPTH} levels", 1,
+                        "compute intermediate values with 'let'") from None
+    return Expr(text, frozenset(names), tree)
+
+
+_ALLOWED = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp,
+            ast.Call, ast.Name, ast.Attribute, ast.Constant, ast.List, ast.Tuple, ast.Load,
+            ast.And, ast.Or, ast.Not, ast.USub, ast.UAdd, ast.In, ast.NotIn) + tuple(_BINOPS) + tuple(_CMPOPS)
+
+
+def _check(node: ast.AST, names: set[str], depth: int) -> None:
+    if depth > MAX_DEPTH:
+        raise RecursionError
+    col = getattr(node, "col_offset", None)
+    col = col + 1 if col is not None else None
+    if not isinstance(node, _ALLOWED):
+        raise ExprError(f"'{type(node).__name__}' is not allowed in a rule expression", col,
+                        "use arithmetic, comparisons, 'and'/'or'/'not', 'x if c else y', "
+                        f"literals and the functions {', '.join(sorted(FUNCTIONS))}")
+    if isinstance(node, ast.Name) and node.id in _WORDS:
+        return
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        name = dotted(node)
+        if name is None:
+            raise ExprError("only dotted names such as memory.weights_gb can be read", col,
+                            "read an attribute or a matched item field by its name")
+        for part in name.split("."):
+            if part.startswith("_"):
+                raise ExprError(f"'{part}' starts with '_': private names cannot be read", col,
+                                "name an attribute or an item field; dunder access is forbidden")
+        names.add(name)
+        return
+    if isinstance(node, ast.Call):
+        if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
+            fname = dotted(node.func) or ast.unparse(node.func)
+            raise ExprError(f"'{fname}' cannot be called: only the listed functions can", col,
+                            f"the functions are: {', '.join(sorted(FUNCTIONS))}")
+        if node.keywords:
+            raise ExprError("keyword arguments are not supported", col,
+                            "pass arguments by position")
+        for arg in node.args:
+            _check(arg, names, depth + 1)
+        return
+    if isinstance(node, ast.Constant):
+        if not isinstance(node.value, (int, float, str, bool)) and node.value is not None:
+            raise ExprError(f"literal {node.value!r} is not allowed", col)
+        return
+    for child in ast.iter_child_nodes(node):
+        _check(child, names, depth + 1)
+
+
+def _bounded(value, what):
+    """The value, unless it is beyond what one expression may produce."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        if value.bit_length() > MAX_INT_BITS:
+            raise ExprError(f"{what}: a whole number beyond {MAX_INT_BITS} bits")
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise ExprError(f"{what}: the result is not a finite number")
+    elif isinstance(value, (str, list)) and len(value) > MAX_LENGTH:
+        raise ExprError(f"{what}: a result longer than {MAX_LENGTH:,} items")
+    return value
+
+
+def _safe_pow(a, b):
+    _num(a, "**")
+    _num(b, "**")
+    if abs(b) > 64 or abs(a) > 1e100:
+        raise ExprError("power too large")
+    try:
+        return _bounded(a ** b, "'**'")
+    except (OverflowError, ZeroDivisionError):
+        raise ExprError("power out of range") from None
+
+
+def _arith(op, sym):
+    def run(a, b):
+        if sym == "+" and isinstance(a, str) and isinstance(b, str):
+            return _bounded(a + b, "'+'")
+        if sym == "+" and isinstance(a, list) and isinstance(b, list):
+            return _bounded(a + b, "'+'")
+        _num(a, f"'{sym}'")
+        _num(b, f"'{sym}'")
+        try:
+            return _bounded(op(a, b), f"'{sym}'")
+        except ZeroDivisionError:
+            raise ExprError(f"division by zero in '{sym}'") from None
+        except OverflowError:
+            raise ExprError(f"number too large in '{sym}'") from None
+    return run
+
+
+_SYM = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%"}
+
+
+class _Compiler:
+    def __init__(self, resolve):
+        self.resolve = resolve
+
+    def compile(self, node) -> Getter:
+        method = getattr(self, "c_" + type(node).__name__)
+        return method(node)
+
+    def c_Constant(self, node):
+        v = node.value
+        return lambda env: v
+
+    def c_Name(self, node):
+        if node.id in _WORDS:
+            v = _WORDS[node.id]
+            return lambda env: v
+        return self.resolve(node.id)
+
+    def c_Attribute(self, node):
+        return self.resolve(dotted(node))
+
+    def c_List(self, node):
+        items = [self.compile(e) for e in node.elts]
+        return lambda env: [f(env) for f in items]
+
+    c_Tuple = c_List
+
+    def c_BinOp(self, node):
+        left, right = self.compile(node.left), self.compile(node.right)
+        if isinstance(node.op, ast.Pow):
+            fn = _safe_pow
+        else:
+            fn = _arith(_BINOPS[type(node.op)], _SYM[type(node.op)])
+        return lambda env: fn(left(env), right(env))
+
+    def c_UnaryOp(self, node):
+        operand = self.compile(node.operand)
+        if isinstance(node.op, ast.Not):
+            return lambda env: not operand(env)
+        if isinstance(node.op, ast.USub):
+            return lambda env: -_num(operand(env), "'-'")
+        return lambda env: +_num(operand(env), "'+'")
+
+    def c_BoolOp(self, node):
+        parts = [self.compile(v) for v in node.values]
+        if isinstance(node.op, ast.And):
+            def run(env):
+                result = True
+                for p in parts:
+                    result = p(env)
+                    if not result:
+                        return result
+                return result
+        else:
+            def run(env):
+                result = False
+                for p in parts:
+                    result = p(env)
+                    if result:
+                        return result
+                return result
+        return run
+
+    def c_Compare(self, node):
+        first = self.compile(node.left)
+        rest = [(type(op), self.compile(c)) for op, c in zip(node.ops, node.comparators)]
+
+        def run(env):
+            a = first(env)
+            for op, getter in rest:
+                b = getter(env)
+                if op is ast.In or op is ast.NotIn:
+                    if not isinstance(b, (list, tuple, str)):
+                        raise ExprError("'in' needs a list or text on its right")
+                    ok = (a in b) if op is ast.In else (a not in b)
+                else:
+                    try:
+                        ok = _CMPOPS[op](a, b)
+                    except TypeError:
+                        raise ExprError(f"cannot compare {a!r} with {b!r}") from None
+                if not ok:
+                    return False
+                a = b
+            return True
+        return run
+
+    def c_IfExp(self, node):
+        test, body, orelse = self.compile(node.test), self.compile(node.body), self.compile(node.orelse)
+        return lambda env: body(env) if test(env) else orelse(env)
+
+    def c_Call(self, node):
+        fn = FUNCTIONS[node.func.id]
+        args = [self.compile(a) for a in node.args]
+        name = node.func.id
+
+        def run(env):
+            try:
+                return _bounded(fn(*[a(env) for a in args]), f"{name}()")
+            except ExprError:
+                raise
+            except (TypeError, ValueError, OverflowError) as exc:
+                raise ExprError(f"{name}(): {exc}") from None
+        return run

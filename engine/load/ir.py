@@ -1,0 +1,302 @@
+"""The rule language as typed, immutable values: what every later stage reads.
+
+A rule file is parsed once (``load.rules``) into a :class:`Rule` whose ``when`` is a tuple of
+:class:`AttrCond`, :class:`ItemCond`, :class:`Not` and :class:`AnyOf`, each made of :class:`Test`
+values, and whose ``let`` and ``then`` hold parsed expressions and text templates. Nothing
+changes a value after it is built; planning, the backends, why-not, lint and the docs all read
+these, so the condition language has one meaning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
+
+from .expr import Expr, Template
+
+Scalar: TypeAlias = str | int | float | bool
+Value: TypeAlias = Scalar | list["Value"] | dict[str, "Value"] | None
+
+# the operators of a test, in the order the docs list them
+Op = Literal["eq", "ne", "gt", "gte", "lt", "lte", "in", "not_in", "exists", "empty", "contains",
+             "not_contains"]
+OPS: tuple[Op, ...] = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "not_in", "exists", "empty", "contains",
+                       "not_contains")
+ORDERING: frozenset[str] = frozenset({"gt", "gte", "lt", "lte"})
+MEMBERSHIP: frozenset[str] = frozenset({"contains", "not_contains"})
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Where a piece of a file is: file, 1-based line and column, and the text of that line."""
+
+    file: str
+    line: int | None = None
+    col: int | None = None
+    snippet: str | None = None
+
+    def render(self) -> str:
+        return ":".join(str(p) for p in (self.file, self.line, self.col) if p is not None)
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Where a rule, a catalog item or a constant comes from."""
+
+    doc: str
+    quote: str | None = None
+    url: str | None = None
+    section: str | None = None
+    note: str | None = None
+
+    def as_dict(self) -> dict[str, str]:
+        pairs = (("doc", self.doc), ("quote", self.quote), ("url", self.url), ("section", self.section),
+                 ("note", self.note))
+        return {k: v for k, v in pairs if v}
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """An operand computed from other facts: ``{ref: memory.sharded_gb / 8}``."""
+
+    expr: Expr
+
+    @property
+    def source(self) -> str:
+        return self.expr.source
+
+
+Operand: TypeAlias = Scalar | Ref
+
+
+@dataclass(frozen=True, slots=True)
+class Test:
+    """One operator applied to a value: ``gt: 0``, ``in: [a, b]``, ``exists: true``, ``contains: {ref: g.id}``."""
+
+    op: Op
+    operand: Operand | tuple[Scalar, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class AttrCond:
+    """Tests on one attribute's value; all must hold."""
+
+    attribute: str
+    tests: tuple[Test, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class FieldCond:
+    """Tests on one field of a catalog item."""
+
+    field: str
+    tests: tuple[Test, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class ItemCond:
+    """A join with a knowledge catalog: holds once for each item whose fields pass ``where``."""
+
+    catalog: str
+    alias: str
+    where: tuple[FieldCond, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Not:
+    """Holds when the inner condition does not: an attribute without such a value, or no such item."""
+
+    inner: AttrCond | ItemCond
+    span: Span
+
+
+Simple: TypeAlias = AttrCond | ItemCond | Not
+
+
+@dataclass(frozen=True, slots=True)
+class AnyOf:
+    """Holds when every condition of at least one branch holds."""
+
+    branches: tuple[tuple[Simple, ...], ...]
+    span: Span
+
+
+Condition: TypeAlias = AttrCond | ItemCond | Not | AnyOf
+Computed: TypeAlias = Expr | Template
+
+
+@dataclass(frozen=True, slots=True)
+class Let:
+    """A named intermediate value of a rule."""
+
+    name: str
+    value: Computed
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Conclusion:
+    """What a rule contributes to one attribute: one value, or a record of fields."""
+
+    attribute: str
+    value: Computed | None
+    fields: tuple[tuple[str, Computed], ...] | None
+    span: Span
+
+    @property
+    def is_record(self) -> bool:
+        return self.fields is not None
+
+    def computed(self) -> tuple[Computed, ...]:
+        return tuple(v for _, v in self.fields) if self.fields is not None else (self.value,) if self.value else ()
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One rule as written (with its base expanded when it ``extends`` one)."""
+
+    id: str
+    summary: str
+    file: str
+    area: str
+    span: Span
+    sources: tuple[Source, ...]
+    when: tuple[Condition, ...]
+    lets: tuple[Let, ...]
+    then: tuple[Conclusion, ...]
+    then_span: Span
+    sha256: str  # of the rule file, and of its bases when it extends one
+    priority: int = 0
+    description: str | None = None
+    extends: str | None = None
+    base_files: tuple[str, ...] = ()
+    test_file: str | None = None
+    overlay: str | None = None
+    keys: Mapping[str, Span] = field(default_factory=dict)  # where each top-level key of the file is
+
+    @property
+    def writes(self) -> tuple[str, ...]:
+        return tuple(c.attribute for c in self.then)
+
+    def key_span(self, key: str) -> Span:
+        """Where a top-level key (when, then, source, priority, ...) is written, else the id's place."""
+        return self.keys.get(key, self.span)
+
+    def computed(self) -> tuple[Computed, ...]:
+        """Every expression and template the rule's ``let`` and ``then`` evaluate."""
+        return tuple(x.value for x in self.lets) + tuple(v for c in self.then for v in c.computed())
+
+
+AttrType = Literal["number", "integer", "string", "boolean", "list", "record", "scalar"]
+Combine = Literal["single", "max", "min", "sum", "union", "prefer", "argmin", "argmax"]
+
+
+@dataclass(frozen=True, slots=True)
+class Attribute:
+    """An attribute, declared once: a workload input, a constant, or something rules conclude."""
+
+    name: str
+    type: AttrType
+    description: str
+    unit: str | None = None
+    combine: Combine = "single"
+    key: tuple[str, ...] = ()  # argmin/argmax: the record fields compared, in order
+    first_by: str | None = None  # argmin/argmax: compared before key, lowest (false) first
+    enum: tuple[Scalar, ...] | None = None
+    items: str | None = None  # list attributes: the type of a member ("string" makes then-values text)
+    fields: Mapping[str, str] | None = None  # record attributes: field -> type
+    report: bool = True
+    headline: bool = False  # a default column in what-if tables
+    origin: Literal["rule", "input", "constant"] = "rule"
+    span: Span = field(default_factory=lambda: Span("<builtin>"))
+
+    @property
+    def input(self) -> bool:
+        return self.origin == "input"
+
+    @property
+    def given(self) -> bool:
+        """Its value is known before any rule runs (a workload input or a constant)."""
+        return self.origin != "rule"
+
+    @property
+    def is_list(self) -> bool:
+        return self.type == "list"
+
+    def takes_text(self, record_field: str | None = None) -> bool:
+        """Whether a rule's ``then`` value for it (or for this record field) is text with {placeholders}."""
+        if record_field is not None:
+            return bool(self.fields) and (self.fields or {}).get(record_field) == "string"
+        return self.type == "string" or (self.type == "list" and self.items == "string")
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogField:
+    """A field that a catalog's items may have, declared once with its type and unit."""
+
+    name: str
+    type: str
+    description: str
+    unit: str | None = None
+    enum: tuple[Scalar, ...] | None = None
+    required: bool = False
+    minimum: float | None = None
+    maximum: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One catalog entry, e.g. a GPU, with its fields and sources."""
+
+    catalog: str
+    id: str
+    name: str
+    fields: Mapping[str, Value]
+    sources: tuple[Source, ...]
+    span: Span
+    note: str | None = None
+
+    def get(self, name: str) -> Value:
+        if name == "id":
+            return self.id
+        if name == "name":
+            return self.name
+        return self.fields.get(name)
+
+    @property
+    def file(self) -> str:
+        return self.span.file
+
+    @property
+    def line(self) -> int | None:
+        return self.span.line
+
+
+@dataclass(frozen=True, slots=True)
+class Catalog:
+    """A knowledge catalog: its declared fields and its items."""
+
+    name: str
+    description: str
+    fields: Mapping[str, CatalogField]
+    items: Mapping[str, Item]
+    file: str
+    sources: tuple[Source, ...] = ()
+
+    def has_field(self, name: str) -> bool:
+        return name in ("id", "name") or name in self.fields
+
+
+@dataclass(frozen=True, slots=True)
+class InputValue:
+    """A value known before any rule runs, and where it came from."""
+
+    value: Value
+    origin: Literal["workload", "default", "catalog", "constant"]
+    detail: str  # where exactly: file:line, the default's source, the catalog item, the constant's source
+    line: int | None = None

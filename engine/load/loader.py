@@ -1,0 +1,296 @@
+"""Read a rulebase from disk: knowledge, attributes, bases and rules, overlays applied.
+
+Every file is read once; its bytes are fingerprinted and parsed from those same bytes. The
+product, :class:`Loaded`, holds the rules as IR; planning (``engine.plan``) resolves names and
+orders them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from ..errors import InputError, Problems, hint
+from . import cache
+from .attributes import ATTRIBUTES_FILE, load_attributes
+from .ir import Attribute, Catalog, InputValue, Rule
+from .knowledge import kind_of, load_catalog, load_constants
+from .resources import data_dir
+from .rules import BASE_SUFFIX, Base, load_base, load_rule
+from .schema import check, engine_schema
+from .workload import InputSchema
+from .yamlsrc import Doc, decode, parse, read_bytes
+
+OVERLAY_FILE = "_overlay.yaml"
+GUIDANCE_FILE = "_guidance.yaml"
+WORKLOAD_SCHEMA = "workload.schema.json"
+TEST_SUFFIX = ".test.yaml"
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """Everything read from the rule and knowledge directories, as typed values."""
+
+    rule_dirs: tuple[Path, ...]
+    knowledge_dirs: tuple[Path, ...]
+    attributes: Mapping[str, Attribute]
+    catalogs: Mapping[str, Catalog]
+    constants: Mapping[str, InputValue]
+    rules: Mapping[str, Rule]  # in load order: a later directory's rules come later
+    inputs: InputSchema
+    files: Mapping[str, str]  # display path -> sha256 of its bytes
+    sha256: str
+    overlays: tuple[Mapping[str, Any], ...] = ()
+
+
+@dataclass
+class _Reader:
+    """Reads each file once; remembers its hash; collects errors instead of stopping at the first."""
+
+    roots: dict[str, int]
+    errors: list[InputError] = field(default_factory=list)
+    raw: dict[str, bytes] = field(default_factory=dict)
+    hashes: dict[str, str] = field(default_factory=dict)
+
+    def key(self, path: Path, root: Path) -> str:
+        return f"{self.roots[str(root)]}:{self.shown(path, root)}"
+
+    @staticmethod
+    def shown(path: Path, root: Path) -> str:
+        return f"{root.name}/{path.relative_to(root).as_posix()}"
+
+    def take(self, path: Path, root: Path) -> None:
+        """Read the bytes now, so that the fingerprint and the parse see the same file."""
+        k = self.key(path, root)
+        try:
+            self.raw[k] = read_bytes(path, self.shown(path, root))
+        except InputError as exc:
+            self.errors.append(exc)
+
+    def doc(self, path: Path, root: Path) -> Doc | None:
+        k = self.key(path, root)
+        raw = self.raw.get(k)
+        if raw is None:
+            return None
+        self.hashes[k] = hashlib.sha256(raw).hexdigest()
+        try:
+            return parse(decode(raw, self.shown(path, root)), self.shown(path, root))
+        except InputError as exc:
+            self.errors.append(exc)
+            return None
+
+
+def _files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in (".yaml", ".json"))
+
+
+def load_rulebase_files(rule_dirs: Sequence[Path | str] | None = None,
+                        knowledge_dirs: Sequence[Path | str] | None = None) -> Loaded:
+    """Load the rule and knowledge directories (the shipped ones by default), later ones laid over
+    earlier ones; raises an InputError (or Problems) naming file:line for anything wrong."""
+    rdirs = tuple(Path(p) for p in (rule_dirs or [data_dir("rules")]))
+    kdirs = tuple(Path(p) for p in (knowledge_dirs or [data_dir("knowledge")]))
+    for d in rdirs + kdirs:
+        if not d.is_dir():
+            raise InputError("directory not found", file=str(d),
+                             help="give an existing directory with --rules / --knowledge")
+    reader = _Reader({str(r): i for i, r in enumerate(rdirs + kdirs)})
+    fingerprint = hashlib.sha256()
+    for root in rdirs + kdirs:
+        for path in _files(root):
+            reader.take(path, root)
+            fingerprint.update(f"{reader.key(path, root)}\0".encode())
+            fingerprint.update(reader.raw.get(reader.key(path, root), b""))
+    cache_key = cache.key(fingerprint.hexdigest())
+    trusted = cache.known(cache_key) and not reader.errors
+
+    attributes: dict[str, Attribute] = {}
+    constants: dict[str, InputValue] = {}
+    overlays: list[Mapping[str, Any]] = []
+    catalogs = _knowledge(reader, kdirs, attributes, constants, overlays, trusted)
+    inputs = _workload_schema(reader, kdirs)
+    for a in inputs.attributes():
+        attributes.setdefault(a.name, a)
+    for root in rdirs:
+        path = root / ATTRIBUTES_FILE
+        if path.is_file():
+            doc = reader.doc(path, root)
+            if doc is not None:
+                load_attributes(doc, attributes, reader.errors, trusted)
+    if reader.errors:
+        raise Problems(reader.errors)
+    bases = _bases(reader, rdirs, trusted)
+    rules = _rules(reader, rdirs, attributes, bases, overlays, trusted)
+    if reader.errors:
+        raise Problems(reader.errors)
+    if not trusted:
+        cache.remember(cache_key)
+    digest = hashlib.sha256()
+    for name in sorted(reader.hashes):
+        digest.update(f"{name}\0{reader.hashes[name]}\n".encode())
+    return Loaded(rule_dirs=rdirs, knowledge_dirs=kdirs, attributes=MappingProxyType(attributes),
+                  catalogs=MappingProxyType(catalogs), constants=MappingProxyType(constants),
+                  rules=MappingProxyType(rules), inputs=inputs,
+                  files=MappingProxyType(dict(sorted(reader.hashes.items()))), sha256=digest.hexdigest(),
+                  overlays=tuple(overlays))
+
+
+def _knowledge(reader: _Reader, kdirs: tuple[Path, ...], attributes: dict[str, Attribute],
+               constants: dict[str, InputValue], overlays: list[Mapping[str, Any]],
+               trusted: bool) -> dict[str, Catalog]:
+    catalogs: dict[str, Catalog] = {}
+    home: dict[str, Path] = {}
+    for root in kdirs:
+        for path in _files(root):
+            if path.suffix != ".yaml":
+                continue
+            doc = reader.doc(path, root)
+            if doc is None:
+                continue
+            kind = kind_of(doc)
+            if kind == "constants":
+                load_constants(doc, reader.errors, attributes, constants, trusted)
+                continue
+            if kind is None:
+                reader.errors.append(InputError("a knowledge file must be a mapping with catalog, fields and "
+                                                "items (or a constants file with 'constants')",
+                                                file=doc.file, line=1, col=1, help="see knowledge/gpus.yaml"))
+                continue
+            name = doc.data.get("catalog")
+            earlier = catalogs.get(name) if isinstance(name, str) else None
+            if earlier is not None and home[name] == root:
+                reader.errors.append(doc.error(("catalog",), f"catalog '{name}' is defined twice "
+                                               f"(also in {earlier.file})", "merge the two files"))
+                continue
+            cat = load_catalog(doc, reader.errors, earlier, trusted)
+            if cat is None:
+                continue
+            if earlier is not None:
+                overlays.append({"name": root.name, "kind": "knowledge", "catalog": cat.name,
+                                 "items": sorted(i["id"] for i in doc.data["items"])})
+            else:
+                home[cat.name] = root
+            catalogs[cat.name] = cat
+    return catalogs
+
+
+def _workload_schema(reader: _Reader, kdirs: tuple[Path, ...]) -> InputSchema:
+    found = [(root / WORKLOAD_SCHEMA, root) for root in kdirs if (root / WORKLOAD_SCHEMA).is_file()]
+    if not found:
+        raise InputError(f"no {WORKLOAD_SCHEMA} in the knowledge directories",
+                         file=", ".join(map(str, kdirs)),
+                         help="the knowledge directory must hold the workload JSON Schema")
+    path, root = found[-1]
+    k = reader.key(path, root)
+    shown = reader.shown(path, root)
+    raw = reader.raw.get(k)
+    if raw is None:
+        raise Problems(reader.errors)
+    reader.hashes[k] = hashlib.sha256(raw).hexdigest()
+    try:
+        schema = json.loads(decode(raw, shown))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg}", file=shown, line=exc.lineno, col=exc.colno,
+                         help="fix the JSON syntax") from None
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        raise InputError("the workload schema must be a JSON Schema object with type: object", file=shown,
+                         line=1, col=1, help="start from the shipped knowledge/workload.schema.json")
+    return InputSchema(schema, shown)
+
+
+def _bases(reader: _Reader, rdirs: tuple[Path, ...], trusted: bool) -> dict[str, Base]:
+    bases: dict[str, Base] = {}
+    for root in rdirs:
+        for path in _files(root):
+            if path.name.endswith(BASE_SUFFIX):
+                doc = reader.doc(path, root)
+                if doc is not None:
+                    base = load_base(doc, path.name[: -len(BASE_SUFFIX)], reader.errors, trusted)
+                    if base is not None:
+                        bases[base.name] = base
+    return bases
+
+
+def _is_rule_file(path: Path) -> bool:
+    name = path.name
+    return (path.suffix == ".yaml" and not name.startswith("_") and not name.endswith(TEST_SUFFIX)
+            and not name.endswith(BASE_SUFFIX))
+
+
+def _rules(reader: _Reader, rdirs: tuple[Path, ...], attributes: Mapping[str, Attribute],
+           bases: Mapping[str, Base], overlays: list[Mapping[str, Any]], trusted: bool) -> dict[str, Rule]:
+    """Rules by id; a later directory adds rules, replaces one by id, or disables some (_overlay.yaml)."""
+    rules: dict[str, Rule] = {}
+    for n, root in enumerate(rdirs):
+        here: set[str] = set()
+        note: dict[str, Any] = {"name": root.name, "kind": "rules", "added": [], "replaced": [], "disabled": []}
+        for path in _files(root):
+            if not _is_rule_file(path):
+                continue
+            mark = len(reader.errors)
+            doc = reader.doc(path, root)
+            if doc is None:
+                _tag(reader.errors, mark, path.stem)
+                continue
+            rel = path.relative_to(root)
+            test = path.with_name(path.stem + TEST_SUFFIX)
+            if test.is_file():
+                reader.doc(test, root)  # hashed with the rule (its cases are part of the rulebase)
+            rule = load_rule(doc, path.stem, rel.parts[0] if len(rel.parts) > 1 else "", attributes, bases,
+                             reader.errors, overlay=root.name if n > 0 else None,
+                             test_file=str(test) if test.is_file() else None, trusted=trusted)
+            _tag(reader.errors, mark, path.stem)
+            if rule is None:
+                continue
+            if rule.id in here:
+                reader.errors.append(doc.error(("id",), f"duplicate rule id '{rule.id}' "
+                                               f"(also in {rules[rule.id].file})",
+                                               "rule ids are unique and permanent; rename the new rule"))
+                _tag(reader.errors, len(reader.errors) - 1, rule.id)
+                continue
+            here.add(rule.id)
+            if n > 0:
+                note["replaced" if rule.id in rules else "added"].append(rule.id)
+            rules[rule.id] = rule
+        overlay_file = root / OVERLAY_FILE
+        if overlay_file.is_file():
+            doc = reader.doc(overlay_file, root)
+            if doc is not None:
+                _apply_overlay(doc, rules, here, note, reader.errors)
+        if n > 0:
+            overlays.append(note)
+    return rules
+
+
+def _tag(errors: list[InputError], start: int, rule: str) -> None:
+    """Name the rule in the errors found while reading its file (validate reports it)."""
+    for i in range(start, len(errors)):
+        errors[i] = InputError(diagnostics=[replace(d, rule=d.rule or rule) for d in errors[i].diagnostics])
+
+
+def _apply_overlay(doc: Doc, rules: dict[str, Rule], here: set[str], note: dict[str, Any],
+                   errors: list[InputError]) -> None:
+    found = check(doc, engine_schema("overlay"), "an overlay file")
+    if found:
+        errors.extend(found)
+        return
+    note["name"] = doc.data.get("name", note["name"])
+    for i, rid in enumerate(doc.data.get("disable", [])):
+        if rid in here:
+            errors.append(doc.error(("disable", i), f"'{rid}' is defined in this same directory; "
+                                    "an overlay disables rules of earlier directories",
+                                    "remove the rule file instead"))
+        elif rid not in rules:
+            errors.append(doc.error(("disable", i), f"cannot disable unknown rule '{rid}'",
+                                    f"{hint(rid, rules)}list ids of rules in the directories given before this one"))
+        else:
+            del rules[rid]
+            note["disabled"].append(rid)
+
+
+__all__ = ["GUIDANCE_FILE", "Loaded", "TEST_SUFFIX", "load_rulebase_files"]

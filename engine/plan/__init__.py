@@ -1,0 +1,1 @@
+"""Planning: rules resolved against attributes and catalogs, bound, and ordered in strata."""

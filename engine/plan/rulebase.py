@@ -1,0 +1,125 @@
+"""The planned rulebase: every rule resolved, bound and placed in a stratum."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from graphlib import CycleError, TopologicalSorter
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from ..errors import GpusizerError, InputError, Problems, hint
+from ..load.ir import Attribute, Catalog, InputValue
+from ..load.loader import Loaded, load_rulebase_files
+from ..load.workload import InputSchema
+from .resolve import PlannedRule, plan_rule
+
+
+@dataclass(frozen=True)
+class Rulebase:
+    """Attributes, catalogs, constants and planned rules, ordered by (stratum, id)."""
+
+    rule_dirs: tuple[Path, ...]
+    knowledge_dirs: tuple[Path, ...]
+    attributes: Mapping[str, Attribute]
+    catalogs: Mapping[str, Catalog]
+    constants: Mapping[str, InputValue]
+    rules: Mapping[str, PlannedRule]
+    inputs: InputSchema
+    strata: int
+    writers: Mapping[str, tuple[str, ...]]  # attribute -> ids of the rules that conclude it
+    final_at: Mapping[int, tuple[str, ...]]  # stratum -> attributes final at its end
+    never_written: tuple[str, ...]  # declared, concluded by no rule: always without a value
+    sha256: str
+    files: Mapping[str, str]
+    overlays: tuple[Mapping[str, Any], ...]
+
+    def attribute(self, name: str, where: str = "") -> Attribute:
+        """The declared attribute, or an input error naming the closest one (for command-line names)."""
+        attr = self.attributes.get(name)
+        if attr is None:
+            raise InputError(f"{where}unknown attribute '{name}'",
+                             help=f"{hint(name, self.attributes)}see the conclusions in 'gpusizer recommend FILE'")
+        return attr
+
+    def readers(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for r in self.rules.values():
+            for a in sorted(r.reads):
+                out.setdefault(a, []).append(r.id)
+        return out
+
+
+def load_rulebase(rule_dirs: Sequence[Path | str] | None = None,
+                  knowledge_dirs: Sequence[Path | str] | None = None) -> Rulebase:
+    """Load, check and plan; raises InputError/Problems naming file:line for anything wrong."""
+    return plan(load_rulebase_files(rule_dirs, knowledge_dirs))
+
+
+def plan(loaded: Loaded) -> Rulebase:
+    errors: list[GpusizerError] = []
+    planned: dict[str, PlannedRule] = {}
+    for rid, rule in loaded.rules.items():
+        try:
+            planned[rid] = plan_rule(rule, loaded.attributes, loaded.catalogs)
+        except GpusizerError as exc:
+            errors.append(exc)
+    if errors:
+        raise Problems(errors)
+    strata = stratify(planned)
+    ordered = {rid: dataclasses.replace(r, stratum=strata[rid]) for rid, r in planned.items()}
+    ordered = dict(sorted(ordered.items(), key=lambda kv: (kv[1].stratum, kv[0])))
+    writers: dict[str, list[str]] = {}
+    for r in ordered.values():
+        for a in r.writes:
+            writers.setdefault(a, []).append(r.id)
+    final_at: dict[int, list[str]] = {}
+    for name, ids in writers.items():
+        final_at.setdefault(max(ordered[w].stratum for w in ids), []).append(name)
+    never = tuple(sorted(n for n, a in loaded.attributes.items() if not a.given and n not in writers))
+    return Rulebase(
+        rule_dirs=loaded.rule_dirs, knowledge_dirs=loaded.knowledge_dirs, attributes=loaded.attributes,
+        catalogs=loaded.catalogs, constants=loaded.constants, rules=MappingProxyType(ordered),
+        inputs=loaded.inputs, strata=max((r.stratum for r in ordered.values()), default=0),
+        writers=MappingProxyType({a: tuple(ids) for a, ids in writers.items()}),
+        final_at=MappingProxyType({k: tuple(sorted(v)) for k, v in sorted(final_at.items())}),
+        never_written=never, sha256=loaded.sha256, files=loaded.files, overlays=loaded.overlays)
+
+
+def stratify(rules: Mapping[str, PlannedRule]) -> dict[str, int]:
+    """Strata from the static graph attribute -> rule -> attribute; a cycle is a load error.
+
+    graphlib (stdlib) does the topological sort: networkx's dispatch machinery costs tens of
+    milliseconds on first use, and this runs on every start.
+    """
+    preds: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    for rule in rules.values():
+        node = ("rule", rule.id)
+        preds.setdefault(node, set()).update(("attr", a) for a in rule.reads)
+        for a in rule.writes:
+            preds.setdefault(("attr", a), set()).add(node)
+    try:
+        order = list(TopologicalSorter(preds).static_order())
+    except CycleError as exc:
+        cycle = exc.args[1]
+        ids = list(dict.fromkeys(n[1] for n in cycle if n[0] == "rule"))
+        attrs = list(dict.fromkeys(n[1] for n in cycle if n[0] == "attr"))
+        # blame the rule loaded last (an overlay's, a new file's): it closed the cycle
+        loaded = {rid: i for i, rid in enumerate(rules)}
+        start = ids.index(max(ids, key=loaded.__getitem__))
+        ids = ids[start:] + ids[:start]
+        first = rules[ids[0]].rule
+        raise InputError(f"rules form a cycle: {' -> '.join(ids + ids[:1])} (through {', '.join(attrs)})",
+                         file=first.file, line=1, col=1, rule=first.id,
+                         help="a rule cannot depend, directly or through other rules, on its own "
+                              "conclusion; split the attribute or remove one dependency") from None
+    level: dict[tuple[str, str], int] = {}
+    out: dict[str, int] = {}
+    for node in order:
+        below = [level[p] for p in preds.get(node, ())]
+        level[node] = max(below, default=0) + (1 if node[0] == "rule" else 0)
+        if node[0] == "rule":
+            out[node[1]] = level[node]
+    return out

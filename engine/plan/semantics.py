@@ -1,0 +1,264 @@
+"""The meaning of the condition language: one evaluator of the IR.
+
+The Python backend matches with it, the durable-rules backend checks with it every test it does
+not push into its network, why-not asks it which part of a rule failed, lint asks it whether
+tests can hold together, and the conformance suite holds every backend to it.
+
+The rules, for a value under test (an attribute's, or a catalog item's field):
+
+* A value is a number (ints and floats compare as numbers; a boolean is not a number), text, a
+  boolean, a list or a record; or it is absent (an attribute without a value, an item without
+  that field).
+* ``exists: true`` holds when the value is present, ``exists: false`` when it is absent.
+* Every other test fails on an absent value, except ``not_contains``, which holds (an absent
+  list has no members).
+* ``eq`` holds when both sides are of the same kind and equal; ``ne`` when the value is a
+  present scalar that ``eq`` does not hold for; ``in`` / ``not_in`` are ``eq`` with any / ``ne``
+  with every listed value.
+* ``gt``, ``gte``, ``lt``, ``lte`` hold only between two numbers.
+* ``contains`` / ``not_contains`` test membership of a list (by ``eq``), ``empty`` its length.
+* An operand ``{ref: expression}`` is computed with the expression language; when it cannot be
+  computed (a name without a value, a division by zero, a text where a number is needed), the
+  test fails.
+* A condition holds when all its tests hold; ``not`` holds when its condition does not (for an
+  item join: when no item passes); ``any`` when one branch holds. A join binds its alias to each
+  item that passes, one match per combination of items.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..load import expr as X
+from ..load.ir import (ORDERING, AttrCond, Catalog, FieldCond, Item, ItemCond, Not, Ref, Scalar, Simple, Test,
+                       Value)
+
+ABSENT: Any = object()  # the value of an attribute without a value, or of a missing item field
+
+
+def kind(value: object) -> str | None:
+    """'number', 'text', 'boolean', 'list', 'record', or None for anything else."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, dict):
+        return "record"
+    return None
+
+
+def is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def same(a: object, b: object) -> bool:
+    """``eq``: same kind and equal (numbers numerically, lists and records member by member)."""
+    ka, kb = kind(a), kind(b)
+    if ka != kb or ka is None:
+        return False
+    if ka == "list":
+        assert isinstance(a, list) and isinstance(b, list)
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if ka == "record":
+        assert isinstance(a, dict) and isinstance(b, dict)
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    return a == b
+
+
+def _scalar(value: object) -> bool:
+    return kind(value) in ("number", "text", "boolean")
+
+
+def apply(op: str, value: Any, operand: Any) -> bool:
+    """Does one test hold for ``value`` (``ABSENT`` when there is none)? ``operand`` is computed."""
+    if op == "exists":
+        return (value is not ABSENT) == bool(operand)
+    if op == "not_contains":
+        return value is ABSENT or (isinstance(value, list) and not any(same(m, operand) for m in value))
+    if value is ABSENT or operand is ABSENT:
+        return False
+    if op == "eq":
+        return same(value, operand)
+    if op == "ne":
+        return _scalar(value) and not same(value, operand)
+    if op in ORDERING:
+        if not (is_number(value) and is_number(operand)):
+            return False
+        if op == "gt":
+            return bool(value > operand)
+        if op == "gte":
+            return bool(value >= operand)
+        if op == "lt":
+            return bool(value < operand)
+        return bool(value <= operand)
+    if op == "in":
+        return any(same(value, x) for x in operand)
+    if op == "not_in":
+        return _scalar(value) and not any(same(value, x) for x in operand)
+    if op == "contains":
+        return isinstance(value, list) and any(same(m, operand) for m in value)
+    if op == "empty":
+        return isinstance(value, list) and (len(value) == 0) == bool(operand)
+    raise ValueError(f"unknown operator {op!r}")  # pragma: no cover - the IR has no other
+
+
+@dataclass(frozen=True)
+class Env:
+    """What conditions are evaluated against: final attribute values and bound items."""
+
+    values: Mapping[str, Value]  # attributes that have a value
+    catalogs: Mapping[str, Catalog]
+    items: Mapping[str, Item]
+
+    def with_item(self, alias: str, item: Item) -> Env:
+        return Env(self.values, self.catalogs, {**self.items, alias: item})
+
+    def resolve(self, dotted: str) -> X.Getter:
+        """A getter for a name in a ref: an item field, or an attribute (and a record's field)."""
+        head, _, rest = dotted.partition(".")
+        if head in self.items:
+            item = self.items[head]
+            return lambda env: _field(item, rest)
+        name, fields = self._attribute(dotted)
+        values = self.values
+
+        def get(env: dict[str, Any]) -> Any:
+            v: Any = values.get(name, ABSENT) if name else ABSENT
+            for f in fields:
+                v = v.get(f, ABSENT) if isinstance(v, dict) else ABSENT
+            if v is ABSENT:
+                raise X.ExprError(f"'{dotted}' has no value")
+            return v
+        return get
+
+    def _attribute(self, dotted: str) -> tuple[str | None, tuple[str, ...]]:
+        parts = dotted.split(".")
+        for cut in range(len(parts), 0, -1):
+            name = ".".join(parts[:cut])
+            if name in self.values:
+                return name, tuple(parts[cut:])
+        return None, ()
+
+
+def _field(item: Item, name: str) -> Any:
+    v = item.get(name)
+    if v is None:
+        raise X.ExprError(f"item '{item.id}' has no {name}")
+    return v
+
+
+def operand_value(operand: object, env: Env) -> Any:
+    """A test's operand, computed: a literal as it is, a ref by the expression language; ABSENT
+    when the ref cannot be computed."""
+    if isinstance(operand, Ref):
+        try:
+            value = operand.expr.bind(env.resolve)({})
+        except X.ExprError:
+            return ABSENT
+        if isinstance(value, float) and not math.isfinite(value):
+            return ABSENT
+        return value
+    if isinstance(operand, tuple):
+        return operand
+    return operand
+
+
+def test_holds(test: Test, value: Any, env: Env) -> bool:
+    return apply(test.op, value, operand_value(test.operand, env))
+
+
+def first_failing(tests: Sequence[Test], value: Any, env: Env) -> Test | None:
+    """The first test that does not hold, or None when all hold."""
+    return next((t for t in tests if not test_holds(t, value, env)), None)
+
+
+def attr_value(env: Env, name: str) -> Any:
+    return env.values.get(name, ABSENT)
+
+
+def field_value(item: Item, name: str) -> Any:
+    v = item.get(name)
+    return ABSENT if v is None else v
+
+
+def item_passes(where: Sequence[FieldCond], item: Item, env: Env) -> bool:
+    return all(first_failing(f.tests, field_value(item, f.field), env) is None for f in where)
+
+
+def holds(cond: Simple, env: Env) -> bool:
+    """Does an attribute condition or a negation hold? (A positive join is matched by ``matches``.)"""
+    if isinstance(cond, AttrCond):
+        return first_failing(cond.tests, attr_value(env, cond.attribute), env) is None
+    if isinstance(cond, Not):
+        inner = cond.inner
+        if isinstance(inner, AttrCond):
+            return not holds(inner, env)
+        catalog = env.catalogs[inner.catalog]
+        return not any(item_passes(inner.where, item, env.with_item(inner.alias, item))
+                       for item in catalog.items.values())
+    raise TypeError("a positive item join is matched, not tested")  # pragma: no cover
+
+
+def matches(conditions: Sequence[Simple], env: Env,
+            required: Sequence[str] = ()) -> Iterator[Mapping[str, Item]]:
+    """Every binding of the joins' aliases to items under which all ``conditions`` hold, in
+    catalog order; ``required`` attributes must have values (those the rule's expressions read)."""
+    if any(name not in env.values for name in required):
+        return
+    yield from _match(list(conditions), 0, env)
+
+
+def _match(conditions: list[Simple], i: int, env: Env) -> Iterator[Mapping[str, Item]]:
+    if i == len(conditions):
+        yield env.items
+        return
+    cond = conditions[i]
+    if isinstance(cond, ItemCond):
+        for item in env.catalogs[cond.catalog].items.values():
+            inner = env.with_item(cond.alias, item)
+            if item_passes(cond.where, item, inner):
+                yield from _match(conditions, i + 1, inner)
+        return
+    if holds(cond, env):
+        yield from _match(conditions, i + 1, env)
+
+
+def satisfiable(tests: Sequence[Test], enum: Sequence[Scalar] | None = None) -> bool:
+    """Can some value pass every literal test (``ref`` operands are left out)? Searches witnesses
+    built from the tests' own literals, so the answer follows the evaluator's meaning."""
+    literal = [t for t in tests if not _has_ref(t)]
+    if not literal:
+        return True
+    candidates: list[Any] = [ABSENT, "", "a different text", True, False, [], ["__member__"]]
+    numbers: set[float] = {0.0}
+    for t in literal:
+        values = t.operand if isinstance(t.operand, tuple) else (t.operand,)
+        for v in values:
+            candidates.append(v)
+            if t.op in ("contains", "not_contains"):
+                candidates.append([v])
+            if is_number(v):
+                numbers.add(float(v))
+    ordered = sorted(numbers)
+    for a, b in zip(ordered, ordered[1:]):
+        candidates.append((a + b) / 2)
+    for n in ordered:
+        candidates += [n - 1, n + 1, math.nextafter(n, -math.inf), math.nextafter(n, math.inf)]
+    if enum is not None:
+        candidates = [c for c in candidates if c is ABSENT or not _scalar(c) or any(same(c, e) for e in enum)]
+        candidates += list(enum)
+    return any(all(apply(t.op, c, t.operand) for t in literal) for c in candidates)
+
+
+def _has_ref(test: Test) -> bool:
+    return isinstance(test.operand, Ref)
+
+
+Getter = Callable[[dict[str, Any]], Any]

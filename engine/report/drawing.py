@@ -1,0 +1,115 @@
+"""The derivation graph as a picture: DOT text, and SVG from Graphviz or a pure-Python layout.
+
+Graphviz's ``dot`` is used when it is installed (``layout="auto"``); otherwise,
+or with ``layout="python"`` (which tests use, since dot's output differs
+between versions), a layered left-to-right layout is computed here.
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterable
+from typing import Any
+from xml.sax.saxutils import escape
+
+from ..errors import InputError
+from ..explain.result import Result, value_node
+from ..format import quantity
+
+
+def _label(g: Any, node: str) -> tuple[str, str]:
+    d = g.nodes[node]
+    if d["kind"] == "firing":
+        return d["rule"], "firing"
+    if d["kind"] == "item":
+        return f"{d['catalog']}: {d['id']}", "item"
+    text = f"{d['attribute']} = {quantity(d['value'], d.get('unit'))}"
+    return (text if len(text) <= 60 else text[:57] + "..."), ("input" if d.get("origin") != "rule" else "value")
+
+
+def subgraph(result: Result, attrs: Iterable[str] | None = None) -> Any:
+    """The part of the derivation graph that leads to ``attrs`` (default: every conclusion)."""
+    import networkx as nx
+
+    g = result.graph
+    targets = [value_node(a) for a in (attrs or sorted(result.conclusions)) if value_node(a) in g]
+    keep = set(targets)
+    for t in targets:
+        keep |= nx.ancestors(g, t)
+    return g.subgraph(sorted(keep)).copy()
+
+
+def to_dot(g: Any) -> str:
+    styles = {"firing": 'shape=box, style="rounded,filled", fillcolor="#fde9c9"',
+              "input": 'shape=note, style=filled, fillcolor="#e3eefc"',
+              "item": 'shape=folder, style=filled, fillcolor="#e8f5e1"',
+              "value": 'shape=ellipse, style=filled, fillcolor="#ffffff"'}
+    lines = ["digraph derivation {", "  rankdir=LR;", '  node [fontname="Helvetica", fontsize=10];']
+    ids = {n: f"n{i}" for i, n in enumerate(sorted(g.nodes))}
+    for n in sorted(g.nodes):
+        label, kind = _label(g, n)
+        text = label.replace("\\", "\\\\").replace('"', '\\"')
+        lines.append(f'  {ids[n]} [label="{text}", {styles[kind]}];')
+    for u, v in sorted(g.edges):
+        d = g.edges[u, v]
+        style = ' [style=dashed, color="#999999"]' if d.get("kind") == "contribution" and not d.get("binding") else ""
+        lines.append(f"  {ids[u]} -> {ids[v]}{style};")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _layers(g: Any) -> dict[str, int]:
+    import networkx as nx
+    layer: dict[str, int] = {}
+    for n in nx.topological_sort(g):
+        preds = [layer[p] for p in g.predecessors(n)]
+        layer[n] = max(preds) + 1 if preds else 0
+    return layer
+
+
+def python_svg(g: Any) -> str:
+    layer = _layers(g)
+    columns: dict[int, list[str]] = {}
+    for n in sorted(g.nodes, key=lambda n: (layer[n], _label(g, n)[0])):
+        columns.setdefault(layer[n], []).append(n)
+    colw, rowh, boxh, pad = 250, 34, 24, 12
+    pos = {}
+    for c, nodes in columns.items():
+        for r, n in enumerate(nodes):
+            pos[n] = (pad + c * colw, pad + r * rowh)
+    width = pad * 2 + len(columns) * colw
+    height = pad * 2 + max(len(v) for v in columns.values()) * rowh if columns else 2 * pad
+    fills = {"firing": "#fde9c9", "input": "#e3eefc", "item": "#e8f5e1", "value": "#ffffff"}
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="100%" '
+           f'role="img" aria-label="derivation graph" font-family="Helvetica, Arial, sans-serif" font-size="10">']
+    boxw = colw - 40
+    for u, v in sorted(g.edges):
+        (x1, y1), (x2, y2) = pos[u], pos[v]
+        d = g.edges[u, v]
+        dash = ' stroke-dasharray="4 3"' if d.get("kind") == "contribution" and not d.get("binding") else ""
+        sx, sy, ex, ey = x1 + boxw, y1 + boxh / 2, x2, y2 + boxh / 2
+        mx = (sx + ex) / 2
+        out.append(f'<path d="M{sx:.0f},{sy:.0f} C{mx:.0f},{sy:.0f} {mx:.0f},{ey:.0f} {ex:.0f},{ey:.0f}" '
+                   f'fill="none" stroke="#8a8a8a"{dash}/>')
+    for n in sorted(g.nodes):
+        x, y = pos[n]
+        label, kind = _label(g, n)
+        rx = 10 if kind == "firing" else 3
+        text = label if len(label) <= 38 else label[:35] + "..."
+        out.append(f'<g><title>{escape(label)}</title><rect x="{x}" y="{y}" width="{boxw}" height="{boxh}" '
+                   f'rx="{rx}" fill="{fills[kind]}" stroke="#555"/>'
+                   f'<text x="{x + 6}" y="{y + 16}">{escape(text)}</text></g>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def to_svg(g: Any, layout: str = "auto") -> str:
+    dot = shutil.which("dot") if layout in ("auto", "dot") else None
+    if layout == "dot" and not dot:
+        raise InputError("Graphviz 'dot' is not installed", help="install graphviz, or use --layout python")
+    if dot:
+        p = subprocess.run([dot, "-Tsvg"], input=to_dot(g), capture_output=True, text=True, timeout=60)
+        if p.returncode == 0:
+            svg = p.stdout
+            return svg[svg.index("<svg"):] if "<svg" in svg else svg
+    return python_svg(g)

@@ -1,0 +1,91 @@
+"""Combine several rules' contributions to one attribute by its declared policy."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..load.ir import Attribute
+
+
+@dataclass(frozen=True)
+class Contribution:
+    """One rule firing's value for an attribute."""
+
+    rule: str
+    firing: int  # index into the run's firings
+    value: Any
+    priority: int = 0
+
+
+@dataclass(frozen=True)
+class Combined:
+    value: Any
+    binding: tuple[int, ...]  # indexes into the contributions that set the value
+    note: str = ""
+
+
+class ConflictError(Exception):
+    pass
+
+
+def canonical(value: object) -> str:
+    """One text for equal values (the sort and de-duplication key of values)."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _rank_key(attr: Attribute, value: dict[str, Any]) -> tuple[Any, ...]:
+    """argmin/argmax: ``first_by`` ascending (false first), then each key field (descending for argmax)."""
+    sign = 1 if attr.combine == "argmin" else -1
+    parts: list[Any] = []
+    if attr.first_by:
+        parts.append(float(value.get(attr.first_by, 0)))
+    parts += [sign * float(value[k]) for k in attr.key]
+    return (*parts, canonical(value))
+
+
+def combine(attr: Attribute, contribs: Sequence[Contribution]) -> Combined:
+    policy = attr.combine
+    values = [c.value for c in contribs]
+    if policy == "single":
+        distinct = {canonical(v) for v in values}
+        if len(distinct) > 1:
+            parts = "; ".join(f"{c.rule} gives {canonical(c.value)}" for c in contribs)
+            raise ConflictError(f"rules disagree on '{attr.name}' ({parts}) and its combine policy is 'single'")
+        return Combined(values[0], tuple(range(len(contribs))))
+    if policy in ("max", "min"):
+        best = max(values) if policy == "max" else min(values)
+        binding = tuple(i for i, v in enumerate(values) if v == best)[:1]
+        return Combined(best, binding, f"{policy} of {len(values)} contribution(s)")
+    if policy == "sum":
+        return Combined(sum(values), tuple(range(len(values))), f"sum of {len(values)} contribution(s)")
+    if policy == "union":
+        out, seen = [], set()
+        for v in values:
+            for member in (v if isinstance(v, list) else [v]):
+                k = canonical(member)
+                if k not in seen:
+                    seen.add(k)
+                    out.append(member)
+        return Combined(out, tuple(range(len(values))), f"union of {len(values)} contribution(s)")
+    if policy == "prefer":
+        top = max(c.priority for c in contribs)
+        winners = [i for i, c in enumerate(contribs) if c.priority == top]
+        winner = min(winners, key=lambda i: contribs[i].rule)
+        note = f"highest priority ({top}) wins"
+        if len({canonical(values[i]) for i in winners}) > 1:
+            note += f"; a tie at that priority was broken by rule id ({contribs[winner].rule})"
+        return Combined(values[winner], (winner,), note)
+    if policy in ("argmin", "argmax"):
+        order = sorted(range(len(values)), key=lambda i: _rank_key(attr, values[i]))
+        key = ", then ".join(attr.key)
+        note = f"{'lowest' if policy == 'argmin' else 'highest'} {key} of {len(values)} candidate(s)"
+        if attr.first_by:
+            note += f", those with the lowest {attr.first_by} first"
+        return Combined(values[order[0]], (order[0],), note)
+    raise ConflictError(f"unknown combine policy '{policy}'")  # pragma: no cover - schema forbids it
+
+
+__all__ = ["Combined", "ConflictError", "Contribution", "canonical", "combine"]

@@ -1,0 +1,265 @@
+"""Run workloads through a planned rulebase, stratum by stratum, on any backend.
+
+The backend only matches; everything else happens here, the same for every backend: the
+``let`` and ``then`` expressions of each match are evaluated, every firing is recorded, and
+when a stratum is done the attributes it finalised are combined by their policies and handed
+back to the backend as facts for the next stratum.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..backends import Backend, Compiled, Match, get_backend
+from ..errors import GpusizerError, RuleError
+from ..load import expr as X
+from ..load.ir import Attribute, InputValue, Item
+from ..load.workload import Workload
+from ..plan import semantics as S
+from ..plan.resolve import PlannedRule
+from ..plan.rulebase import Rulebase
+from .combine import Combined, ConflictError, Contribution, canonical, combine
+
+
+@dataclass(frozen=True)
+class Firing:
+    """One rule firing: what it read, which items it joined, its lets and its outputs."""
+
+    index: int
+    rule: str
+    stratum: int
+    attrs: Mapping[str, Any]  # attribute -> value read
+    items: Mapping[str, tuple[str, str]]  # alias -> (catalog, id)
+    lets: Mapping[str, Any]
+    outputs: Mapping[str, Any]  # attribute -> value contributed
+
+
+@dataclass(frozen=True)
+class Conclusion:
+    attribute: str
+    value: Any
+    contributions: tuple[Contribution, ...]
+    combined: Combined
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Everything one run produced; ``explain.result.Result`` wraps it for users."""
+
+    workload: Workload | None
+    values: Mapping[str, Any]  # attribute -> final value (inputs and constants included)
+    inputs: Mapping[str, InputValue]  # attribute -> where each given value came from
+    conclusions: Mapping[str, Conclusion]
+    firings: tuple[Firing, ...]
+
+
+def rule_error(rule: PlannedRule, message: str, help: str | None = None) -> RuleError:
+    span = rule.rule.then_span
+    return RuleError(f"rule '{rule.id}' failed {message}", file=span.file, line=span.line, col=1,
+                     snippet=span.snippet, rule=rule.id,
+                     help=help or "fix the rule's expression or guard it with a condition in 'when'")
+
+
+class SessionRunner:
+    """A compiled rulebase on one backend; each workload runs in a session of its own.
+
+    ``isolated``: every rule runs at a step of its own, so that one rule can run alone (rule tests).
+    """
+
+    def __init__(self, rulebase: Rulebase, backend: Backend | None = None, *, isolated: bool = False) -> None:
+        self.rb = rulebase
+        self.backend = backend or get_backend()
+        if isolated:
+            self.schedule = {rid: n for n, rid in enumerate(rulebase.rules, start=1)}
+        else:
+            self.schedule = {rid: r.stratum for rid, r in rulebase.rules.items()}
+        self.compiled: Compiled | None = self.backend.compile(rulebase, self.schedule)
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """Release the backend's resources; the runner cannot be used afterwards."""
+        if self.compiled is not None:
+            self.compiled.close()
+            self.compiled = None
+
+    def _open(self) -> Any:
+        if self.compiled is None:
+            raise RuntimeError("this recommender is closed")
+        return self.compiled.open()
+
+    def run(self, workload: Workload) -> Outcome:
+        rb = self.rb
+        given: dict[str, InputValue] = dict(rb.constants)
+        given.update(workload.inputs)
+        run = _Run(rb, dict(given))
+        initial: dict[str, Any] = {}
+        for name, attr in rb.attributes.items():
+            if attr.given:
+                iv = given.get(name)
+                run.set(name, iv.value if iv is not None else S.ABSENT)
+                initial[name] = run.values.get(name, S.ABSENT)
+        for name in rb.never_written:
+            initial[name] = S.ABSENT
+        with self._lock:
+            session = self._open()
+            try:
+                session.assert_values(initial)
+                for k in range(1, rb.strata + 1):
+                    self._fire(run, session.match(k))
+                    new = {}
+                    for name in rb.final_at.get(k, ()):
+                        run.conclude(name)
+                        new[name] = run.values.get(name, S.ABSENT)
+                    session.assert_values(new)
+            finally:
+                session.close()
+        values = {n: v for n, v in run.values.items()}
+        return Outcome(workload=workload, values=values, inputs=given, conclusions=run.conclusions,
+                       firings=tuple(run.firings))
+
+    def run_rule(self, rule_id: str, given: Mapping[str, Any]) -> tuple[dict[str, Any], list[Firing]]:
+        """Fire one rule alone on ``given`` attribute values; its combined conclusions and firings."""
+        rule = self.rb.rules[rule_id]
+        run = _Run(self.rb, {})
+        facts: dict[str, Any] = {}
+        # named constants are knowledge, like catalogs: a case need not give them (but may)
+        known = {n: iv.value for n, iv in self.rb.constants.items() if n in rule.reads}
+        known.update(given)
+        for name in sorted(set(known) | rule.reads):
+            if name in known:
+                run.set(name, known[name])
+            facts[name] = known.get(name, S.ABSENT)
+        with self._lock:
+            session = self._open()
+            try:
+                session.assert_values(facts)
+                self._fire(run, session.match(self.schedule[rule_id]))
+                for name in sorted(run.pending):
+                    run.conclude(name)
+            finally:
+                session.close()
+        return {n: c.value for n, c in sorted(run.conclusions.items())}, run.firings
+
+    def _fire(self, run: _Run, matches: list[Match]) -> None:
+        # firing order inside a stratum is the backend's business; ours is deterministic
+        for m in sorted(matches):
+            rule = self.rb.rules[m.rule]
+            variant = rule.variants[m.variant]
+            items = {alias: self.rb.catalogs[cat].items[iid]
+                     for (alias, iid), (_, cat) in zip(m.items, variant.items)}
+            run.fire(rule, variant.required, items)
+        if run.errors:
+            raise run.errors[0]
+
+
+class _Run:
+    """The state of one workload's run: values, firings, pending contributions, conclusions."""
+
+    def __init__(self, rb: Rulebase, inputs: dict[str, InputValue]) -> None:
+        self.rb = rb
+        self.inputs = inputs
+        self.values: dict[str, Any] = {}
+        self.firings: list[Firing] = []
+        self.pending: dict[str, list[Contribution]] = {}
+        self.conclusions: dict[str, Conclusion] = {}
+        self.errors: list[GpusizerError] = []
+        self.seen: set[tuple[str, str, str]] = set()
+
+    def set(self, name: str, value: Any) -> None:
+        if value is S.ABSENT:
+            self.values.pop(name, None)
+        else:
+            self.values[name] = value
+
+    def fire(self, rule: PlannedRule, required: tuple[str, ...], items: dict[str, Item]) -> None:
+        try:
+            attrs = {name: self.values[name] for name in required}
+            env: dict[str, Any] = {"attrs": attrs, "items": items, "lets": {}}
+            for name, getter in rule.lets:
+                env["lets"][name] = getter(env)
+            outputs: dict[str, Any] = {}
+            for attr, getter in rule.outputs:
+                if isinstance(getter, tuple):
+                    outputs[attr] = {k: g(env) for k, g in getter}
+                else:
+                    outputs[attr] = getter(env)
+        except X.ExprError as exc:
+            self.errors.append(rule_error(rule, f"while firing: {exc.message}", exc.help))
+            return
+        except (ArithmeticError, TypeError, ValueError, KeyError, RecursionError, MemoryError) as exc:
+            self.errors.append(rule_error(rule, f"while firing: {type(exc).__name__}: {exc}"))
+            return
+        item_ids = {a: (i.catalog, i.id) for a, i in items.items()}
+        # two alternatives of one rule ('any') can both hold: the same conclusion from the same
+        # items is one firing, not two (a 'sum' attribute would otherwise count it twice)
+        key = (rule.id, canonical(item_ids), canonical(outputs))
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        idx = len(self.firings)
+        self.firings.append(Firing(idx, rule.id, rule.stratum, attrs, item_ids, dict(env["lets"]), outputs))
+        for attr, value in outputs.items():
+            self.pending.setdefault(attr, []).append(Contribution(rule.id, idx, value, rule.rule.priority))
+
+    def conclude(self, name: str) -> None:
+        attr = self.rb.attributes[name]
+        contribs = self.pending.pop(name, [])
+        if not contribs:
+            self.set(name, S.ABSENT)
+            return
+        contribs.sort(key=lambda c: (c.rule, canonical(self.firings[c.firing].items), canonical(c.value)))
+        try:
+            contribs = [replace(c, value=self._coerce(attr, c)) for c in contribs]
+            combined = combine(attr, contribs)
+        except ConflictError as exc:
+            rule = self.rb.rules[contribs[0].rule]
+            self.errors.append(rule_error(rule, str(exc), "give one rule a condition that excludes the "
+                                          "other case, or declare a combine policy for the attribute"))
+            self.set(name, S.ABSENT)
+            return
+        except GpusizerError as exc:
+            self.errors.append(exc)
+            self.set(name, S.ABSENT)
+            return
+        value = combined.value
+        if attr.type == "integer" and isinstance(value, float) and value.is_integer():
+            value = int(value)
+        self.set(name, value)
+        self.conclusions[name] = Conclusion(name, value, tuple(contribs), combined)
+        if self.errors:
+            raise self.errors[0]
+
+    def _coerce(self, attr: Attribute, c: Contribution) -> Any:
+        v = c.value
+        t = attr.type
+        ok = True
+        if t in ("number", "integer"):
+            ok = S.is_number(v) and math.isfinite(v)
+            if ok and t == "integer":
+                if isinstance(v, float) and not v.is_integer():
+                    ok = False
+                else:
+                    v = int(v)
+        elif t == "string":
+            ok = isinstance(v, str)
+        elif t == "boolean":
+            ok = isinstance(v, bool)
+        elif t == "record":
+            ok = isinstance(v, dict)
+            if ok:
+                ok = all(S.is_number(v.get(k)) for k in attr.key)
+            if ok and attr.first_by:
+                ok = isinstance(v.get(attr.first_by), (int, float))  # bool is an int
+        if ok and attr.enum and S.kind(v) in ("number", "text", "boolean") and v not in attr.enum:
+            ok = False
+        if ok and isinstance(v, float) and not math.isfinite(v):
+            ok = False
+        if not ok:
+            rule = self.rb.rules[c.rule]
+            want = f"one of {', '.join(map(str, attr.enum))}" if attr.enum else f"a {t}"
+            raise rule_error(rule, f"it concluded {canonical(v)} for '{attr.name}', which must be {want}")
+        return v
