@@ -8,15 +8,11 @@ The layers, each importing only those below it (tests/test_layers.py checks):
 > ``load`` > ``errors``, ``format``. See docs/architecture.md.
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
 from .api import Recommender, recommend
 from .errors import GpusizerError, InputError, RuleError
 from .explain.result import Result
 
-try:
-    __version__ = version("gpusizer")
-except PackageNotFoundError:  # pragma: no cover - run from a checkout that was never installed
-    __version__ = "0+unknown"
+# the one place the version is written: pyproject.toml reads it from here (hatch dynamic version)
+__version__ = "0.1.0"
 
 __all__ = ["GpusizerError", "InputError", "Recommender", "Result", "RuleError", "__version__", "recommend"]

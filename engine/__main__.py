@@ -1,4 +1,5 @@
 """``python -m engine`` runs the gpusizer command line."""
+
 import sys
 
 from .cli import main

@@ -25,10 +25,16 @@ Source = str | os.PathLike[str] | Mapping[str, Any] | Workload
 
 class Recommender:
     """A loaded, planned rulebase on a rule engine; reuse it for many workloads, then ``close()`` it
-    (or use it as a context manager)."""
+    (or use it as a context manager).
+    """
 
-    def __init__(self, rules: Sequence[Path | str] | None = None, knowledge: Sequence[Path | str] | None = None,
-                 rulebase: Rulebase | None = None, backend: Backend | None = None) -> None:
+    def __init__(
+        self,
+        rules: Sequence[Path | str] | None = None,
+        knowledge: Sequence[Path | str] | None = None,
+        rulebase: Rulebase | None = None,
+        backend: Backend | None = None,
+    ) -> None:
         self.rulebase = rulebase or load_rulebase(rules, knowledge)
         self.runner = SessionRunner(self.rulebase, backend)
 
@@ -52,8 +58,10 @@ class Recommender:
             return rb.inputs.load(None, rb.catalogs, display="<workload>", text=text)
         if isinstance(workload, (str, os.PathLike)):
             return rb.inputs.load(Path(workload), rb.catalogs, display=os.fspath(workload))
-        raise InputError(f"a workload is a path, a mapping or a Workload, not {type(workload).__name__}",
-                         help="for YAML text use recommend_text(text)")
+        raise InputError(
+            f"a workload is a path, a mapping or a Workload, not {type(workload).__name__}",
+            help="for YAML text use recommend_text(text)",
+        )
 
     def load_text(self, text: str, name: str = "<workload>") -> Workload:
         """YAML text -> validated Workload; ``name`` is what error messages call it."""
@@ -61,17 +69,20 @@ class Recommender:
         return rb.inputs.load(None, rb.catalogs, display=name, text=text)
 
     def recommend(self, workload: Source) -> Result:
+        """The recommendation for one workload: a path, a mapping or a Workload."""
         return Result(self.rulebase, self.runner.run(self.load(workload)))
 
     def recommend_text(self, text: str, name: str = "<workload>") -> Result:
+        """The recommendation for a workload given as YAML text."""
         return Result(self.rulebase, self.runner.run(self.load_text(text, name)))
 
 
 _default: dict[tuple[tuple[str, ...], tuple[str, ...]], Recommender] = {}
 
 
-def recommend(workload: Source, rules: Sequence[Path | str] | None = None,
-              knowledge: Sequence[Path | str] | None = None) -> Result:
+def recommend(
+    workload: Source, rules: Sequence[Path | str] | None = None, knowledge: Sequence[Path | str] | None = None
+) -> Result:
     """Recommend a server for one workload (a path, a mapping or a Workload)."""
     key = (tuple(map(str, rules or ())), tuple(map(str, knowledge or ())))
     rec = _default.get(key)

@@ -8,8 +8,17 @@ from dataclasses import dataclass, replace
 from enum import IntEnum
 from typing import Literal
 
-__all__ = ["Diagnostic", "ExitCode", "GpusizerError", "InputError", "OutputError", "Problems", "RuleError",
-           "closest", "hint"]
+__all__ = [
+    "Diagnostic",
+    "ExitCode",
+    "GpusizerError",
+    "InputError",
+    "OutputError",
+    "Problems",
+    "RuleError",
+    "closest",
+    "hint",
+]
 
 
 class ExitCode(IntEnum):
@@ -41,6 +50,7 @@ class Diagnostic:
     rule: str | None = None
 
     def location(self) -> str:
+        """``file:line:col``, as far as it is known."""
         parts = [self.file or "<input>"]
         if self.line is not None:
             parts.append(str(self.line))
@@ -78,10 +88,19 @@ class GpusizerError(Exception):
 
     exit_code: int = ExitCode.INVALID
 
-    def __init__(self, message: str = "", *, file: str | None = None, line: int | None = None,
-                 col: int | None = None, help: str | None = None, snippet: str | None = None,
-                 code: str = "load", rule: str | None = None,
-                 diagnostics: Sequence[Diagnostic] | None = None) -> None:
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        col: int | None = None,
+        help: str | None = None,
+        snippet: str | None = None,
+        code: str = "load",
+        rule: str | None = None,
+        diagnostics: Sequence[Diagnostic] | None = None,
+    ) -> None:
         if diagnostics:
             self.diagnostics = list(diagnostics)
         else:
@@ -90,26 +109,32 @@ class GpusizerError(Exception):
 
     @property
     def first(self) -> Diagnostic:
+        """The first diagnostic, whose location and message the error carries."""
         return self.diagnostics[0]
 
     @property
     def message(self) -> str:
+        """The first diagnostic's message."""
         return self.first.message
 
     @property
     def file(self) -> str | None:
+        """The first diagnostic's file."""
         return self.first.file
 
     @property
     def line(self) -> int | None:
+        """The first diagnostic's line."""
         return self.first.line
 
     @property
     def col(self) -> int | None:
+        """The first diagnostic's column."""
         return self.first.col
 
     @property
     def help(self) -> str | None:
+        """The first diagnostic's help."""
         return self.first.help
 
     def with_code(self, code: str) -> GpusizerError:
@@ -117,6 +142,7 @@ class GpusizerError(Exception):
         return type(self)(diagnostics=[replace(d, code=code) for d in self.diagnostics])
 
     def render(self) -> str:
+        """Every diagnostic, each with its location, snippet and help."""
         return "\n".join(d.render() for d in self.diagnostics)
 
     def __str__(self) -> str:
@@ -146,6 +172,7 @@ class Problems(InputError):
 
     @property
     def errors(self) -> list[GpusizerError]:
+        """One error per diagnostic."""
         return [InputError(diagnostics=[d]) for d in self.diagnostics]
 
 

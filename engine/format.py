@@ -11,7 +11,8 @@ __all__ = ["num", "quantity", "text"]
 def num(value: object, digits: int = 4) -> str:
     """A number for people: whole numbers below 10^12 with thousands separators (68,976,648,192),
     larger whole numbers in exponent form (1.5e+12), others to ``digits`` significant digits
-    (153.7, 0.5, 0.0001234)."""
+    (153.7, 0.5, 0.0001234).
+    """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return "" if value is None else str(value)
     if isinstance(value, int) or value.is_integer():

@@ -14,10 +14,12 @@ os.environ.setdefault("GPUSIZER_NO_CACHE", "1")
 @pytest.fixture(scope="session")
 def rulebase():
     from engine.plan.rulebase import load_rulebase
+
     return load_rulebase()
 
 
 @pytest.fixture(scope="session")
 def recommender(rulebase):
     from engine import Recommender
+
     return Recommender(rulebase=rulebase)

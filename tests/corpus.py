@@ -1,4 +1,5 @@
 """Shared by the golden tests and tests/update_golden.py: how each case is run."""
+
 from __future__ import annotations
 
 import contextlib
@@ -54,9 +55,21 @@ def golden_cases():
     yield "what-if.set.json", ["what-if", llama, "--set", "batch_size=8", "--format", "json"]
     yield "what-if.sweep.txt", ["what-if", llama, "--sweep", "batch_size=1,8,32"]
     yield "what-if.sweep.json", ["what-if", llama, "--sweep", "batch_size=1,8,32", "--format", "json"]
-    yield "what-if.max.txt", ["what-if", llama, "--max", "batch_size", "--while",
-                              "memory.vram_required_gb <= 171.79869184", "--show", "memory.vram_required_gb",
-                              "--show", "memory.kv_cache_gb"]
+    yield (
+        "what-if.max.txt",
+        [
+            "what-if",
+            llama,
+            "--max",
+            "batch_size",
+            "--while",
+            "memory.vram_required_gb <= 171.79869184",
+            "--show",
+            "memory.vram_required_gb",
+            "--show",
+            "memory.kv_cache_gb",
+        ],
+    )
 
 
 # one why-not question per kind of answer
@@ -94,8 +107,12 @@ def bad_rulebase(name: str, tmp: Path):
     kind, case_name = name.split("/")
     case = BAD / kind / case_name
     target = _overlay(case, ROOT / kind, tmp / f"{kind}-{case.name}")
-    return (name, ["recommend", "examples/llama2-70b-chat.yaml", f"--{kind}", str(target)],
-            case / "expected.txt", str(target.parent))
+    return (
+        name,
+        ["recommend", "examples/llama2-70b-chat.yaml", f"--{kind}", str(target)],
+        case / "expected.txt",
+        str(target.parent),
+    )
 
 
 def bad_rulebases(tmp: Path):

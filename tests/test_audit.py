@@ -1,9 +1,9 @@
 """Audit: why-not (one test per kind of answer), what-if, decision records, rulebase diffs."""
+
 import json
 import shutil
 
 import pytest
-
 from corpus import ROOT, WHY_NOT, run_cli
 
 
@@ -26,7 +26,9 @@ def test_why_not_excluded_names_the_rule_and_condition():
 
 
 def test_why_not_beaten_candidate_gives_the_margin():
-    code, out, err = run_cli(["why-not", "examples/llama2-70b-chat.yaml", "gpu.model=h100-sxm-80gb", "--format", "json"])
+    code, out, err = run_cli(
+        ["why-not", "examples/llama2-70b-chat.yaml", "gpu.model=h100-sxm-80gb", "--format", "json"]
+    )
     answer = json.loads(out)
     assert answer["margin"] == answer["candidate"]["cost_usd"] - answer["winner"]["cost_usd"] > 0
 
@@ -48,11 +50,20 @@ def test_what_if_reports_changes_with_rules():
 
 def test_what_if_max_batch_is_exact():
     limit = 171.79869184
-    code, out, err = run_cli(["what-if", "examples/llama2-70b-chat.yaml", "--max", "batch_size", "--while",
-                              f"memory.vram_required_gb <= {limit}"])
+    code, out, err = run_cli(
+        [
+            "what-if",
+            "examples/llama2-70b-chat.yaml",
+            "--max",
+            "batch_size",
+            "--while",
+            f"memory.vram_required_gb <= {limit}",
+        ]
+    )
     assert code == 0, err
     best = int(out.splitlines()[0].rsplit(": ", 1)[1])
     from engine import Recommender
+
     text = (ROOT / "examples" / "llama2-70b-chat.yaml").read_text()
     with Recommender() as rec:
         fits = rec.recommend_text(text.replace("batch_size: 1", f"batch_size: {best}"))
@@ -92,7 +103,7 @@ def test_record_verify_same_changed_and_tampered(tmp_path, monkeypatch):
     # one byte changed anywhere: tampered
     raw = rec_path.read_bytes()
     i = raw.index(b'"gpu.count": ') + len(b'"gpu.count": ')
-    rec_path.write_bytes(raw[:i] + bytes([raw[i] ^ 1]) + raw[i + 1:])
+    rec_path.write_bytes(raw[:i] + bytes([raw[i] ^ 1]) + raw[i + 1 :])
     code, out, err = run_cli(["audit", "verify", str(rec_path)])
     assert code == 2 and "changed after it was written" in err
 
@@ -102,9 +113,19 @@ def test_rulebase_diff_names_the_responsible_rule(tmp_path):
     shutil.copytree(ROOT / "rules", rules)
     tier = next(rules.rglob("ram-sme-tier.yaml"))
     tier.write_text(tier.read_text().replace(": 128", ": 512"))
-    code, out, err = run_cli(["diff", "--rules-a", str(ROOT / "rules"), "--rules-b", str(rules),
-                              "examples/llama2-70b-chat.yaml", "examples/gpt2-finetune-personal.yaml",
-                              "--format", "json"])
+    code, out, err = run_cli(
+        [
+            "diff",
+            "--rules-a",
+            str(ROOT / "rules"),
+            "--rules-b",
+            str(rules),
+            "examples/llama2-70b-chat.yaml",
+            "examples/gpt2-finetune-personal.yaml",
+            "--format",
+            "json",
+        ]
+    )
     assert code == 1, err
     doc = json.loads(out)
     assert doc["rules_changed"] == ["ram-sme-tier"]

@@ -1,11 +1,11 @@
 """The rule-authoring toolkit: validate, test with coverage, rules list/show, new rule, schema, docs."""
+
 import json
 import shutil
 import subprocess
 import sys
 
 import pytest
-
 from corpus import ROOT, lint_cases, run_cli
 
 LINT = list(lint_cases())
@@ -30,8 +30,16 @@ def test_lint_corpus_covers_every_finding_kind():
     for _, argv, _ in LINT:
         code, out, err = run_cli(argv + ["--format", "json"])
         codes |= {f["code"] for f in json.loads(out)}
-    assert {"never-fires", "unknown-item", "unwritten-attribute", "unused-attribute", "prefer-conflict",
-            "unsourced-number", "tests", "load"} <= codes
+    assert {
+        "never-fires",
+        "unknown-item",
+        "unwritten-attribute",
+        "unused-attribute",
+        "prefer-conflict",
+        "unsourced-number",
+        "tests",
+        "load",
+    } <= codes
 
 
 def test_validate_json_and_workload_files():
@@ -60,8 +68,11 @@ def test_coverage_threshold_fails_the_run(tmp_path):
     shutil.copytree(ROOT / "rules", rules)
     test = next(rules.rglob("weights-memory.test.yaml"))
     # the silent case now gives what the rule needs, so it fires: the case fails and coverage drops
-    test.write_text(test.read_text().replace("given: {model.params: 7e9}",
-                                             "given: {model.params: 7e9, memory.weight_bytes_per_param: 2}"))
+    test.write_text(
+        test.read_text().replace(
+            "given: {model.params: 7e9}", "given: {model.params: 7e9, memory.weight_bytes_per_param: 2}"
+        )
+    )
     code, out, err = run_cli(["test", str(rules), "--coverage", "--min-coverage", "100"])
     assert code == 1, out + err
     assert "FAIL weights-memory::silent-without-bytes-per-param" in out
@@ -111,6 +122,7 @@ def test_new_rule_scaffold_validates_and_passes(tmp_path):
 @pytest.mark.parametrize("kind", ["rule", "rule-test", "attributes", "knowledge", "overlay", "workload"])
 def test_schema_export_is_valid_json_schema(kind):
     import jsonschema
+
     code, out, err = run_cli(["schema", kind])
     assert code == 0
     jsonschema.validators.validator_for(json.loads(out)).check_schema(json.loads(out))
@@ -119,12 +131,14 @@ def test_schema_export_is_valid_json_schema(kind):
 def test_generated_rule_docs_are_up_to_date():
     code, out, err = run_cli(["docs"])
     assert code == 0, err
-    assert out == (ROOT / "docs" / "rules.md").read_text(encoding="utf-8"), \
+    assert out == (ROOT / "docs" / "rules.md").read_text(encoding="utf-8"), (
         "docs/rules.md is stale: run python tests/update_golden.py"
+    )
 
 
 def test_pre_commit_hooks_file_names_real_commands():
     import yaml
+
     hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     assert {h["id"] for h in hooks} == {"gpusizer-validate", "gpusizer-test"}
     for h in hooks:
@@ -136,6 +150,7 @@ def test_pre_commit_hooks_file_names_real_commands():
 
 def test_shipped_examples_keep_their_expected_conclusions():
     from corpus import EXAMPLES
+
     code, out, err = run_cli(["test", "--workloads", "examples"])
     assert code == 0, out + err
     expected = sorted((ROOT / "examples" / "expected").glob("*.yaml"))

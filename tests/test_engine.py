@@ -1,12 +1,13 @@
 """Engine behaviour: isolation, determinism, failures in rules, the sandbox, the API."""
+
 import json
 import os
 import subprocess
 import sys
 
 import pytest
-
 from corpus import ROOT
+
 from engine import InputError, Recommender, RuleError, recommend
 from engine.load import expr as X
 from engine.plan.rulebase import load_rulebase
@@ -16,12 +17,12 @@ EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
 
 def _doc(result):
     from engine.report.document import document
+
     return json.dumps(document(result), sort_keys=True)
 
 
 def test_guide_figure_70b_fp16_is_140_gb(recommender):
-    r = recommender.recommend({"name": "g", "task": "inference", "model": {"params": "70B"},
-                               "precision": "fp16"})
+    r = recommender.recommend({"name": "g", "task": "inference", "model": {"params": "70B"}, "precision": "fp16"})
     assert r["memory.weights_gb"] == pytest.approx(140.0)
     assert r.explain("memory.weights_gb")["rule"] == "weights-memory"
 
@@ -38,8 +39,12 @@ def test_output_is_byte_identical_across_processes(tmp_path):
     env = dict(os.environ, GPUSIZER_NO_CACHE="1")
     outs = []
     for _ in range(2):
-        p = subprocess.run([sys.executable, "-m", "engine", "recommend", "examples/llama2-70b-chat.yaml",
-                            "--format", "json"], cwd=ROOT, env=env, capture_output=True)
+        p = subprocess.run(
+            [sys.executable, "-m", "engine", "recommend", "examples/llama2-70b-chat.yaml", "--format", "json"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+        )
         assert p.returncode == 0, p.stderr
         outs.append(p.stdout)
     assert outs[0] == outs[1]
@@ -58,6 +63,7 @@ def test_every_conclusion_is_explained(recommender):
         g = r.graph
         for attr in r.conclusions:
             import networkx as nx
+
             ancestors = nx.ancestors(g, f"v:{attr}")
             assert any(g.nodes[n].get("origin") in ("workload", "default", "catalog") for n in ancestors), attr
 
@@ -71,11 +77,13 @@ def test_max_policy_keeps_the_losing_contribution(recommender):
 
 def _broken_rulebase(tmp_path, then_expr):
     import shutil
+
     rules = tmp_path / "rules"
     shutil.copytree(ROOT / "rules", rules)
     (rules / "memory" / "divide.yaml").write_text(
         "id: divide\nsummary: Divides by zero on purpose.\nwhen:\n  - model.params: {gt: 0}\n"
-        f"then:\n  memory.overhead_gb: {then_expr}\nsource: {{doc: test}}\n")
+        f"then:\n  memory.overhead_gb: {then_expr}\nsource: {{doc: test}}\n"
+    )
     (rules / "memory" / "memory-overhead.yaml").unlink()
     (rules / "memory" / "memory-overhead.test.yaml").unlink()
     return load_rulebase([rules])
@@ -107,10 +115,23 @@ def test_durable_swallowed_exception_is_detected(recommender):
     assert recommender.recommend(ROOT / "examples" / "llama2-70b-chat.yaml")["os.swappiness"] == 10
 
 
-@pytest.mark.parametrize("source", [
-    "().__class__", "x.__class__", "__import__('os')", "open('f')", "lambda: 1", "x[0]",
-    "[i for i in x]", "getattr(x, 'y')", "x.y()", "f'{x}'", "(yield)", "x := 1",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "().__class__",
+        "x.__class__",
+        "__import__('os')",
+        "open('f')",
+        "lambda: 1",
+        "x[0]",
+        "[i for i in x]",
+        "getattr(x, 'y')",
+        "x.y()",
+        "f'{x}'",
+        "(yield)",
+        "x := 1",
+    ],
+)
 def test_sandbox_rejects_unsafe_expressions(source):
     with pytest.raises(X.ExprError):
         X.parse(source)
@@ -161,8 +182,9 @@ def test_engine_holds_no_domain_knowledge():
 
 def test_tiny_and_huge_numbers_reach_durable_rules_safely(recommender):
     """durable-rules rejects 1e-05-style JSON numbers (and then crashed the process)."""
-    r = recommender.recommend({"name": "tiny", "task": "training", "model": {"params": 2, "kv_heads": 1},
-                               "dataset": {"size_gb": 0.0}})
+    r = recommender.recommend(
+        {"name": "tiny", "task": "training", "model": {"params": 2, "kv_heads": 1}, "dataset": {"size_gb": 0.0}}
+    )
     # fp16 training defaults to mixed precision: fp32 weights, 4 bytes each
     assert r["memory.weights_gb"] == pytest.approx(8e-9)
     r = recommender.recommend({"name": "huge", "task": "inference", "model": {"params": 1e16}})
@@ -230,9 +252,11 @@ def test_empty_tests_whether_a_list_has_members(tmp_path, empty, gb):
         contribs = json.loads(out)["conclusions"]["storage.required_gb"]["contributions"]
         fired[workload] = [k["value"] for k in contribs if k["rule"] == "empty-demo"]
     # the chat example excludes nothing, the cluster example excludes the MI300X
-    assert fired == ({"examples/llama2-70b-chat.yaml": [3], "examples/cluster-llama2-70b-pretrain.yaml": []}
-                     if empty == "true" else
-                     {"examples/llama2-70b-chat.yaml": [], "examples/cluster-llama2-70b-pretrain.yaml": [5]})
+    assert fired == (
+        {"examples/llama2-70b-chat.yaml": [3], "examples/cluster-llama2-70b-pretrain.yaml": []}
+        if empty == "true"
+        else {"examples/llama2-70b-chat.yaml": [], "examples/cluster-llama2-70b-pretrain.yaml": [5]}
+    )
 
 
 def test_empty_on_a_scalar_is_a_load_error(tmp_path):
@@ -240,7 +264,9 @@ def test_empty_on_a_scalar_is_a_load_error(tmp_path):
 
     site = tmp_path / "site"
     (site / "storage").mkdir(parents=True)
-    (site / "storage" / "empty-demo.yaml").write_text(EMPTY_RULE.replace("request.gpu_exclude", "batch_size") % ("true", 3))
+    (site / "storage" / "empty-demo.yaml").write_text(
+        EMPTY_RULE.replace("request.gpu_exclude", "batch_size") % ("true", 3)
+    )
     code, out, err = run_cli(["validate", "--rules", str(site)])
     assert code == 1 and "'empty' tests a list attribute; 'batch_size' is not a list (integer)" in out + err
 
@@ -250,8 +276,11 @@ def test_first_by_ranks_before_the_key():
     from engine.run.combine import Contribution, combine
 
     attr = Attribute(name="pick", type="record", description="d", combine="argmin", key=("cost",), first_by="outside")
-    values = [{"id": "cheap", "cost": 1, "outside": True}, {"id": "liked", "cost": 9, "outside": False},
-              {"id": "liked-dear", "cost": 12, "outside": False}]
+    values = [
+        {"id": "cheap", "cost": 1, "outside": True},
+        {"id": "liked", "cost": 9, "outside": False},
+        {"id": "liked-dear", "cost": 12, "outside": False},
+    ]
     contribs = [Contribution(rule=f"r{i}", value=v, firing=i) for i, v in enumerate(values)]
     out = combine(attr, contribs)
     assert out.value["id"] == "liked" and "lowest outside first" in out.note

@@ -2,8 +2,8 @@
 
 After an intended change: python tests/update_golden.py, then review the diff.
 """
-import pytest
 
+import pytest
 from corpus import BAD, GOLDEN, bad_rulebase, bad_workloads, golden_cases, normalise, run_cli
 
 GOLDEN_CASES = list(golden_cases())
@@ -27,8 +27,9 @@ def test_bad_workload_message(name, argv, expected):
     assert f"exit {code}\n{err}" == expected.read_text(encoding="utf-8")
 
 
-BAD_RULEBASES = sorted(p.relative_to(BAD).as_posix() for kind in ("rules", "knowledge")
-                       for p in (BAD / kind).iterdir() if p.is_dir())
+BAD_RULEBASES = sorted(
+    p.relative_to(BAD).as_posix() for kind in ("rules", "knowledge") for p in (BAD / kind).iterdir() if p.is_dir()
+)
 
 
 def test_the_bad_rulebase_corpus_is_not_empty():
@@ -47,9 +48,16 @@ def test_bad_rulebase_message(case, tmp_path):
 def test_batch_keeps_good_results_and_fails_overall(tmp_path):
     """A bad file in a batch is reported; the good ones are still written; exit code 2."""
     out = tmp_path / "out"
-    code, stdout, err = run_cli(["recommend", "examples/llama2-70b-chat.yaml",
-                                 "tests/bad/workloads/unknown-key.yaml",
-                                 "examples/gpt2-finetune-personal.yaml", "-o", str(out)])
+    code, stdout, err = run_cli(
+        [
+            "recommend",
+            "examples/llama2-70b-chat.yaml",
+            "tests/bad/workloads/unknown-key.yaml",
+            "examples/gpt2-finetune-personal.yaml",
+            "-o",
+            str(out),
+        ]
+    )
     assert code == 2
     assert "unknown key 'batch_sise'" in err
     assert sorted(p.name for p in out.iterdir()) == ["gpt2-finetune-personal.txt", "llama2-70b-chat.txt"]
@@ -59,8 +67,9 @@ def test_batch_keeps_good_results_and_fails_overall(tmp_path):
 def test_json_batch_is_one_array():
     import json
 
-    code, out, err = run_cli(["recommend", "examples/llama2-70b-chat.yaml",
-                              "examples/hpc-fp64-bert.yaml", "--format", "json"])
+    code, out, err = run_cli(
+        ["recommend", "examples/llama2-70b-chat.yaml", "examples/hpc-fp64-bert.yaml", "--format", "json"]
+    )
     assert code == 0, err
     docs = json.loads(out)
     assert [d["workload"]["name"] for d in docs] == ["llama2-70b-chat", "hpc-fp64-bert"]

@@ -1,11 +1,11 @@
 """The HTML report: self-contained, escaped, and checked in a real (headless) browser."""
+
 import os
 import re
 import shutil
 import subprocess
 
 import pytest
-
 from corpus import run_cli
 
 XSS = """name: "<script>alert(1)</script>"
@@ -25,8 +25,8 @@ def test_report_is_self_contained(tmp_path):
     html = _html(tmp_path).read_text()
     assert "<svg" in html and 'id="graph"' in html and 'id="memory-chart"' in html
     # nothing is fetched: no scripts, stylesheets or images from elsewhere
-    assert not re.search(r'<(script|link|img|iframe)\b', html)
-    assert not re.search(r'src=|@import|url\(', html)
+    assert not re.search(r"<(script|link|img|iframe)\b", html)
+    assert not re.search(r"src=|@import|url\(", html)
 
 
 def test_workload_values_are_escaped(tmp_path):
@@ -40,8 +40,18 @@ def test_workload_values_are_escaped(tmp_path):
 def test_graph_command_writes_dot_and_svg(tmp_path):
     code, dot, err = run_cli(["graph", "examples/llama2-70b-chat.yaml", "--format", "dot"])
     assert code == 0 and dot.startswith("digraph derivation {")
-    code, svg, err = run_cli(["graph", "examples/llama2-70b-chat.yaml", "--format", "svg", "--layout", "python",
-                              "--attribute", "ram.system_gb"])
+    code, svg, err = run_cli(
+        [
+            "graph",
+            "examples/llama2-70b-chat.yaml",
+            "--format",
+            "svg",
+            "--layout",
+            "python",
+            "--attribute",
+            "ram.system_gb",
+        ]
+    )
     assert code == 0 and svg.startswith("<svg") and "ram.system_gb" in svg
 
 
@@ -51,24 +61,39 @@ def _chromium():
 
 def _browser(args, tmp_path):
     profile = tmp_path / "profile"
-    base = [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync",
-            f"--user-data-dir={profile}", "--window-size=1200,1600"]
+    base = [
+        _chromium(),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+        "--window-size=1200,1600",
+    ]
     return subprocess.run(base + args, capture_output=True, text=True, timeout=120)
 
 
-@pytest.mark.skipif(not _chromium() and not os.environ.get("CI"),
-                    reason="headless Chromium is not installed (CI installs it)")
+@pytest.mark.skipif(
+    not _chromium() and not os.environ.get("CI"), reason="headless Chromium is not installed (CI installs it)"
+)
 def test_report_renders_in_a_browser(tmp_path):
     assert _chromium(), "CI must install Debian's chromium package"
     wl = tmp_path / "xss.yaml"
     wl.write_text(XSS)
     report = _html(tmp_path, wl)
     probe = tmp_path / "probe.html"
-    probe.write_text(report.read_text().replace(
-        "</body>", "<script>document.body.setAttribute('data-overflow', "
-        "String(document.documentElement.scrollWidth > window.innerWidth));"
-        "document.body.setAttribute('data-scripts', String(document.scripts.length));</script></body>"))
+    probe.write_text(
+        report.read_text().replace(
+            "</body>",
+            "<script>document.body.setAttribute('data-overflow', "
+            "String(document.documentElement.scrollWidth > window.innerWidth));"
+            "document.body.setAttribute('data-scripts', String(document.scripts.length));</script></body>",
+        )
+    )
     dom = _browser(["--virtual-time-budget=2000", "--dump-dom", probe.as_uri()], tmp_path)
     assert dom.returncode == 0, dom.stderr[-2000:]
     text = dom.stdout

@@ -1,4 +1,5 @@
 """Site rulebases laid over the shipped one: add, replace, disable; amend a catalog."""
+
 import json
 
 from corpus import run_cli
@@ -24,8 +25,13 @@ def test_overlay_raises_the_ram_floor_and_disables_a_rule():
     assert "ram-personal-tier" in [c["rule"] for c in base["conclusions"]["ram.floor_gb"]["contributions"]]
     assert "ram-personal-tier" not in [c["rule"] for c in floor["contributions"]]
     (note,) = [o for o in site["rulebase"]["overlays"] if o["kind"] == "rules"]
-    assert note == {"name": "acme-site", "kind": "rules", "added": ["ram-site-floor"], "replaced": [],
-                    "disabled": ["ram-personal-tier"]}
+    assert note == {
+        "name": "acme-site",
+        "kind": "rules",
+        "added": ["ram-site-floor"],
+        "replaced": [],
+        "disabled": ["ram-personal-tier"],
+    }
 
 
 def test_explain_names_the_overlay():

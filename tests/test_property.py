@@ -1,4 +1,5 @@
 """Property: any YAML document, any value for any key -> a recommendation or a clean input error."""
+
 import math
 
 import yaml
@@ -8,21 +9,45 @@ from hypothesis import strategies as st
 from engine import InputError
 
 KEYS = {
-    "name": None, "task": ["training", "fine-tuning", "inference"], "precision": ["fp32", "bf16", "fp16", "fp8", "int8", "int4"],
-    "batch_size": None, "sequence_length": None, "optimizer": ["adamw", "adam", "sgd", "sgd-momentum", "adamw-8bit"],
-    "mixed_precision": ["auto", True, False], "attention": ["fused", "eager"], "gradient_checkpointing": [True, False],
-    "needs_fp64": [True, False], "scenario": ["auto", "personal", "sme", "cluster", "hpc"],
+    "name": None,
+    "task": ["training", "fine-tuning", "inference"],
+    "precision": ["fp32", "bf16", "fp16", "fp8", "int8", "int4"],
+    "batch_size": None,
+    "sequence_length": None,
+    "optimizer": ["adamw", "adam", "sgd", "sgd-momentum", "adamw-8bit"],
+    "mixed_precision": ["auto", True, False],
+    "attention": ["fused", "eager"],
+    "gradient_checkpointing": [True, False],
+    "needs_fp64": [True, False],
+    "scenario": ["auto", "personal", "sme", "cluster", "hpc"],
 }
-MODEL_KEYS = ["name", "params", "layers", "hidden_size", "attention_heads", "kv_heads", "intermediate_size",
-              "mlp", "vocab_size", "kind"]
+MODEL_KEYS = [
+    "name",
+    "params",
+    "layers",
+    "hidden_size",
+    "attention_heads",
+    "kv_heads",
+    "intermediate_size",
+    "mlp",
+    "vocab_size",
+    "kind",
+]
 MODELS = ["llama-2-70b", "gpt2", "bert-base-uncased", "mistral-7b", "mixtral-8x7b", "resnet-50", "nope"]
 
-scalars = st.one_of(st.none(), st.booleans(), st.integers(-10**20, 10**20),
-                    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=12),
-                    st.sampled_from(["70B", "6.7b", "125M", "1e9", "0B", "-3", "auto", "fp16", "inference"]))
-values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                         st.dictionaries(st.text(max_size=8), inner, max_size=3)),
-                      max_leaves=6)
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**20), 10**20),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=12),
+    st.sampled_from(["70B", "6.7b", "125M", "1e9", "0B", "-3", "auto", "fp16", "inference"]),
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=8), inner, max_size=3)),
+    max_leaves=6,
+)
 
 
 def _value_for(key):
@@ -42,8 +67,11 @@ def workloads(draw):
         doc["model"][mk] = draw(st.integers(1, 10**5)) if draw(st.integers(0, 9)) else draw(values)
     for key in draw(st.lists(st.sampled_from(sorted(KEYS)), unique=True, max_size=8)):
         options = KEYS[key]
-        doc[key] = draw(st.sampled_from(options)) if options and draw(st.integers(0, 9)) else \
-            draw(st.integers(1, 100000) if options is None and key != "name" and draw(st.booleans()) else values)
+        doc[key] = (
+            draw(st.sampled_from(options))
+            if options and draw(st.integers(0, 9))
+            else draw(st.integers(1, 100000) if options is None and key != "name" and draw(st.booleans()) else values)
+        )
     if draw(st.booleans()):
         doc["dataset"] = {"size_gb": draw(st.one_of(st.floats(0, 1e6), values))}
     if draw(st.booleans()):

@@ -3,6 +3,7 @@
 Cases and their problems are collected without raising, so that one malformed test file fails
 the tests of its own rule and does not hide every other rule's cases behind a collection error.
 """
+
 import pytest
 
 from engine.authoring.cases import Runner, collect_cases
@@ -40,4 +41,5 @@ def test_a_rule_without_a_silent_case_is_reported(tmp_path):
     _, problems = collect_cases(load_rulebase([rules]))
     found = [d for e in problems for d in e.diagnostics]
     assert [(d.rule, d.message) for d in found] == [
-        ("ram-training-floor", "rule 'ram-training-floor' has no case where it stays silent")]
+        ("ram-training-floor", "rule 'ram-training-floor' has no case where it stays silent")
+    ]

@@ -1,4 +1,5 @@
 """Regenerate the golden files: python tests/update_golden.py (then review the diff)."""
+
 import os
 import sys
 import tempfile
@@ -8,7 +9,7 @@ os.environ["GPUSIZER_NO_CACHE"] = "1"
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpus import GOLDEN, bad_rulebases, bad_workloads, golden_cases, lint_cases, normalise, run_cli  # noqa: E402
+from corpus import GOLDEN, bad_rulebases, bad_workloads, golden_cases, lint_cases, normalise, run_cli
 
 
 def main() -> None:

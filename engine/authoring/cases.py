@@ -18,6 +18,8 @@ from ..run.session import SessionRunner
 
 @dataclass(frozen=True)
 class Case:
+    """One named case of a rule's test file: the facts given and the conclusions expected."""
+
     rule: str
     name: str
     given: Mapping[str, Any]
@@ -27,11 +29,14 @@ class Case:
 
     @property
     def id(self) -> str:
+        """``<rule-id>::<case>``, the id pytest and ``gpusizer test`` show."""
         return f"{self.rule}::{self.name}"
 
 
 @dataclass(frozen=True)
 class CaseResult:
+    """The outcome of one case: passed or not, why, and whether the rule fired."""
+
     case: Case
     passed: bool
     message: str = ""
@@ -60,9 +65,16 @@ def collect_cases(rb: Rulebase) -> tuple[list[Case], list[GpusizerError]]:
 
 def _cases_of(rb: Rulebase, rule: Any, cases: list[Case], errors: list[GpusizerError]) -> None:
     if not rule.test_file:
-        errors.append(InputError(f"rule '{rule.id}' has no test cases", file=rule.file, line=1, col=1,
-                                 help=f"add {Path(rule.file).with_suffix('').name}.test.yaml beside it "
-                                      "with a case where it fires and one where it stays silent"))
+        errors.append(
+            InputError(
+                f"rule '{rule.id}' has no test cases",
+                file=rule.file,
+                line=1,
+                col=1,
+                help=f"add {Path(rule.file).with_suffix('').name}.test.yaml beside it "
+                "with a case where it fires and one where it stays silent",
+            )
+        )
         return
     try:
         doc = load(rule.test_file, str(Path(rule.file).with_name(Path(rule.test_file).name)))
@@ -74,28 +86,44 @@ def _cases_of(rb: Rulebase, rule: Any, cases: list[Case], errors: list[GpusizerE
         errors.extend(found)
         return
     if doc.data["rule"] != rule.id:
-        errors.append(doc.error(("rule",), f"test file names rule '{doc.data['rule']}', not '{rule.id}'",
-                                f"set rule: {rule.id}"))
+        errors.append(
+            doc.error(("rule",), f"test file names rule '{doc.data['rule']}', not '{rule.id}'", f"set rule: {rule.id}")
+        )
         return
     names: set[str] = set()
     for i, raw in enumerate(doc.data["cases"]):
         if raw["name"] in names:
-            errors.append(doc.error(("cases", i, "name"), f"duplicate case name '{raw['name']}'",
-                                    "give each case its own name"))
+            errors.append(
+                doc.error(("cases", i, "name"), f"duplicate case name '{raw['name']}'", "give each case its own name")
+            )
             continue
         names.add(raw["name"])
         for key in list(raw["given"]) + list(raw["expect"]):
             if key not in rb.attributes:
-                errors.append(doc.error(("cases", i), f"case '{raw['name']}' names unknown attribute '{key}'",
-                                        "use attribute names from rules/_attributes.yaml or the workload schema"))
-        cases.append(Case(rule.id, raw["name"], raw["given"], raw["expect"], doc.file,
-                          doc.where(("cases", i))[0]))
+                errors.append(
+                    doc.error(
+                        ("cases", i),
+                        f"case '{raw['name']}' names unknown attribute '{key}'",
+                        "use attribute names from rules/_attributes.yaml or the workload schema",
+                    )
+                )
+        cases.append(Case(rule.id, raw["name"], raw["given"], raw["expect"], doc.file, doc.where(("cases", i))[0]))
     if not any(c.expect for c in cases if c.rule == rule.id):
-        errors.append(doc.error(("cases",), f"rule '{rule.id}' has no case where it fires",
-                                "add a case whose expect names the rule's conclusions"))
+        errors.append(
+            doc.error(
+                ("cases",),
+                f"rule '{rule.id}' has no case where it fires",
+                "add a case whose expect names the rule's conclusions",
+            )
+        )
     if not any(not c.expect for c in cases if c.rule == rule.id):
-        errors.append(doc.error(("cases",), f"rule '{rule.id}' has no case where it stays silent",
-                                "add a case with expect: {} whose given facts do not satisfy 'when'"))
+        errors.append(
+            doc.error(
+                ("cases",),
+                f"rule '{rule.id}' has no case where it stays silent",
+                "add a case with expect: {} whose given facts do not satisfy 'when'",
+            )
+        )
 
 
 def same(expected: Any, actual: Any, rel: float = 1e-9) -> bool:
@@ -107,8 +135,8 @@ def same(expected: Any, actual: Any, rel: float = 1e-9) -> bool:
     if isinstance(expected, dict) and isinstance(actual, dict):
         return expected.keys() == actual.keys() and all(same(expected[k], actual[k], rel) for k in expected)
     if isinstance(expected, list) and isinstance(actual, list):
-        return len(expected) == len(actual) and all(same(e, a, rel) for e, a in zip(expected, actual))
-    return expected == actual
+        return len(expected) == len(actual) and all(same(e, a, rel) for e, a in zip(expected, actual, strict=True))
+    return bool(expected == actual)
 
 
 class Runner:
@@ -119,21 +147,29 @@ class Runner:
         self.runner = SessionRunner(rb, backend, isolated=True)
 
     def run(self, case: Case) -> CaseResult:
+        """Run one case: its rule alone, on its given facts."""
         try:
             got, firings = self.runner.run_rule(case.rule, case.given)
         except GpusizerError as exc:
             return CaseResult(case, False, exc.render())
         if same(dict(case.expect), got):
             return CaseResult(case, True, fired=bool(firings))
-        return CaseResult(case, False, f"{case.file}:{case.line}: {case.id}: expected {dict(case.expect)!r}, "
-                          f"got {got!r}", fired=bool(firings))
+        return CaseResult(
+            case,
+            False,
+            f"{case.file}:{case.line}: {case.id}: expected {dict(case.expect)!r}, got {got!r}",
+            fired=bool(firings),
+        )
 
     def close(self) -> None:
+        """Release the rule engine."""
         self.runner.close()
 
 
 @dataclass(frozen=True)
 class Coverage:
+    """Rule coverage of a run of cases: which rules fired, which stayed silent, which attributes were checked."""
+
     all_rules: set[str]
     fired: set[str]
     silent: set[str]
@@ -142,18 +178,22 @@ class Coverage:
 
     @property
     def never_fired(self) -> list[str]:
+        """Rules no passing case made fire."""
         return sorted(self.all_rules - self.fired)
 
     @property
     def never_silent(self) -> list[str]:
+        """Rules no passing case kept silent."""
         return sorted(self.all_rules - self.silent)
 
     @property
     def unchecked_attrs(self) -> list[str]:
+        """Concluded attributes that no case's expect names."""
         return sorted(self.written_attrs - self.checked_attrs)
 
     @property
     def percent(self) -> float:
+        """Share of rules that both fired and stayed silent."""
         covered = len(self.fired & self.silent)
         return 100.0 * covered / len(self.all_rules) if self.all_rules else 100.0
 
@@ -175,12 +215,15 @@ def run_all(rb: Rulebase, cases: list[Case] | None = None) -> tuple[list[CaseRes
                 checked.update(case.expect)
     finally:
         runner.close()
-    return outcomes, Coverage(all_rules=set(rb.rules), fired=fired, silent=silent, checked_attrs=checked,
-                              written_attrs=set(rb.writers))
+    return outcomes, Coverage(
+        all_rules=set(rb.rules), fired=fired, silent=silent, checked_attrs=checked, written_attrs=set(rb.writers)
+    )
 
 
 @dataclass(frozen=True)
 class WorkloadCase:
+    """A shipped example and the conclusions it must keep (examples/expected/X.yaml)."""
+
     workload: str
     expect_file: str
     expect: Mapping[str, Any]
@@ -193,19 +236,31 @@ def workload_cases(folder: Path) -> list[WorkloadCase]:
         doc = load(exp)
         data = doc.data if isinstance(doc.data, dict) else {}
         if set(data) != {"expect"} or not isinstance(data["expect"], dict):
-            raise InputError("an expected-conclusions file holds one key, 'expect', mapping attributes "
-                             "to values", file=str(exp), line=1, col=1, help="e.g. expect: {gpu.count: 2}")
+            raise InputError(
+                "an expected-conclusions file holds one key, 'expect', mapping attributes to values",
+                file=str(exp),
+                line=1,
+                col=1,
+                help="e.g. expect: {gpu.count: 2}",
+            )
         workload = folder / exp.name
         if not workload.is_file():
-            raise InputError(f"no workload {workload} for these expectations", file=str(exp), line=1, col=1,
-                             help="name the file after a workload in the folder above")
+            raise InputError(
+                f"no workload {workload} for these expectations",
+                file=str(exp),
+                line=1,
+                col=1,
+                help="name the file after a workload in the folder above",
+            )
         cases.append(WorkloadCase(str(workload), str(exp), data["expect"]))
     return cases
 
 
 def run_workload_case(recommender: Any, case: WorkloadCase) -> CaseResult:
-    fake = Case(rule="workload", name=Path(case.workload).stem, given={}, expect=case.expect,
-                file=case.expect_file, line=1)
+    """Recommend for the workload and compare the expected conclusions."""
+    fake = Case(
+        rule="workload", name=Path(case.workload).stem, given={}, expect=case.expect, file=case.expect_file, line=1
+    )
     try:
         result = recommender.recommend(Path(case.workload))
     except GpusizerError as exc:
@@ -214,5 +269,7 @@ def run_workload_case(recommender: Any, case: WorkloadCase) -> CaseResult:
     if same(dict(case.expect), got):
         return CaseResult(fake, True)
     bad = {k: (case.expect[k], got[k]) for k in case.expect if not same(case.expect[k], got[k])}
-    lines = [f"{case.expect_file}: {case.workload}:"] + [f"  {k}: expected {e!r}, got {g!r}" for k, (e, g) in bad.items()]
+    lines = [f"{case.expect_file}: {case.workload}:"] + [
+        f"  {k}: expected {e!r}, got {g!r}" for k, (e, g) in bad.items()
+    ]
     return CaseResult(fake, False, "\n".join(lines))

@@ -23,6 +23,7 @@ def _operand(value: Any) -> str:
 
 
 def test_text(subject: str, t: Test) -> str:
+    """One test in symbols: 'task ∈ {training, fine-tuning}', 'gpu.excluded ∌ g.id'."""
     if t.op in _SYM:
         return f"{subject} {_SYM[t.op]} {_operand(t.operand)}"
     if t.op in ("in", "not_in"):
@@ -73,11 +74,28 @@ def rule_record(rb: Rulebase, planned: PlannedRule) -> dict[str, Any]:
         tests = [c.get("name") for c in (data or {}).get("cases", [])] if isinstance(data, dict) else []
     then: dict[str, Any] = {}
     for c in rule.then:
-        then[c.attribute] = {k: v.source for k, v in c.fields} if c.fields is not None else \
-            (c.value.source if c.value is not None else "")
-    return {"id": rule.id, "area": rule.area, "summary": rule.summary, "file": rule.file,
-            "extends": rule.extends, "bases": list(rule.base_files),
-            "priority": rule.priority, "stratum": planned.stratum, "overlay": rule.overlay,
-            "when": [condition_text(c) for c in rule.when], "let": {x.name: x.value.source for x in rule.lets},
-            "then": then, "sources": [s.as_dict() for s in rule.sources], "tests": tests,
-            "reads": sorted(planned.reads), "writes": list(rule.writes), "fed_by": fed_by, "feeds": feeds}
+        then[c.attribute] = (
+            {k: v.source for k, v in c.fields}
+            if c.fields is not None
+            else (c.value.source if c.value is not None else "")
+        )
+    return {
+        "id": rule.id,
+        "area": rule.area,
+        "summary": rule.summary,
+        "file": rule.file,
+        "extends": rule.extends,
+        "bases": list(rule.base_files),
+        "priority": rule.priority,
+        "stratum": planned.stratum,
+        "overlay": rule.overlay,
+        "when": [condition_text(c) for c in rule.when],
+        "let": {x.name: x.value.source for x in rule.lets},
+        "then": then,
+        "sources": [s.as_dict() for s in rule.sources],
+        "tests": tests,
+        "reads": sorted(planned.reads),
+        "writes": list(rule.writes),
+        "fed_by": fed_by,
+        "feeds": feeds,
+    }

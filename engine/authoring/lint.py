@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Diagnostic, GpusizerError, hint
+from ..load.expr import Expr, Template
 from ..load.ir import AttrCond, FieldCond, ItemCond, Not, Ref, Rule, Scalar, Span, Test
 from ..load.loader import GUIDANCE_FILE
 from ..load.schema import check, engine_schema
@@ -30,8 +31,10 @@ from ..report.document import to_json as _to_json
 
 def _from_error(err: GpusizerError, code: str | None = None) -> list[Diagnostic]:
     """Loader errors as findings; the loader names the rule an error belongs to."""
-    return [replace(d, code=code or ("syntax" if d.message.startswith("YAML") else d.code), snippet=None)
-            for d in err.diagnostics]
+    return [
+        replace(d, code=code or ("syntax" if d.message.startswith("YAML") else d.code), snippet=None)
+        for d in err.diagnostics
+    ]
 
 
 class _Findings:
@@ -39,11 +42,20 @@ class _Findings:
         self.rb = rb
         self.found: list[Diagnostic] = []
 
-    def add(self, level: str, code: str, rule: Rule | None, span: Span | None, message: str,
-            help: str | None = None) -> None:
-        d = Diagnostic(message, span.file if span else None, span.line if span else None,
-                       span.col if span and rule is not None else None, help, None,
-                       "error" if level == "error" else "warning", code, rule.id if rule else None)
+    def add(
+        self, level: str, code: str, rule: Rule | None, span: Span | None, message: str, help: str | None = None
+    ) -> None:
+        d = Diagnostic(
+            message,
+            span.file if span else None,
+            span.line if span else None,
+            span.col if span and rule is not None else None,
+            help,
+            None,
+            "error" if level == "error" else "warning",
+            code,
+            rule.id if rule else None,
+        )
         if d not in self.found:
             self.found.append(d)
 
@@ -60,9 +72,11 @@ def why_never(tests: Sequence[Test], enum: Sequence[Scalar] | None) -> str | Non
     lo, lo_op, hi, hi_op = -math.inf, "", math.inf, ""
     for t in lits:
         v = t.operand
-        if t.op in ("gt", "gte") and S.is_number(v) and (v > lo or (v == lo and t.op == "gt")):
+        if not (isinstance(v, (int, float)) and S.is_number(v)):
+            continue
+        if t.op in ("gt", "gte") and (v > lo or (v == lo and t.op == "gt")):
             lo, lo_op = v, t.op
-        if t.op in ("lt", "lte") and S.is_number(v) and (v < hi or (v == hi and t.op == "lt")):
+        if t.op in ("lt", "lte") and (v < hi or (v == hi and t.op == "lt")):
             hi, hi_op = v, t.op
     if lo_op and hi_op:
         sym = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
@@ -93,16 +107,27 @@ def _variant_checks(out: _Findings, planned: PlannedRule) -> None:
             attr = rb.attributes[cond.attribute]
             why = why_never(cond.tests, attr.enum)
             if why:
-                out.add("error", "never-fires", rule, cond.span, f"'{cond.attribute}' can never match: {why}",
-                        "fix the bounds; as written the rule never fires")
+                out.add(
+                    "error",
+                    "never-fires",
+                    rule,
+                    cond.span,
+                    f"'{cond.attribute}' can never match: {why}",
+                    "fix the bounds; as written the rule never fires",
+                )
                 continue
             if cond.attribute in merged:
                 both = merged[cond.attribute] + list(cond.tests)
                 why = why_never(both, attr.enum)
                 if why:
-                    out.add("error", "never-fires", rule, cond.span,
-                            f"conditions on '{cond.attribute}' contradict each other: {why}",
-                            "merge the conditions and fix the bounds")
+                    out.add(
+                        "error",
+                        "never-fires",
+                        rule,
+                        cond.span,
+                        f"conditions on '{cond.attribute}' contradict each other: {why}",
+                        "merge the conditions and fix the bounds",
+                    )
                 merged[cond.attribute] = both
             else:
                 merged[cond.attribute] = list(cond.tests)
@@ -114,19 +139,35 @@ def _field_checks(out: _Findings, rule: Rule, catalog: str, f: FieldCond, items:
             values = t.operand if isinstance(t.operand, tuple) else (t.operand,) if t.op == "eq" else ()
             for value in values:
                 if value not in items:
-                    out.add("error", "unknown-item", rule, t.span, f"catalog '{catalog}' has no item '{value}'",
-                            f"{hint(value, items)}use an id from the catalog file")
+                    out.add(
+                        "error",
+                        "unknown-item",
+                        rule,
+                        t.span,
+                        f"catalog '{catalog}' has no item '{value}'",
+                        f"{hint(value, items)}use an id from the catalog file",
+                    )
         return
     why = why_never(f.tests, declared.enum if declared else None)
     if why:
-        out.add("error", "never-fires", rule, f.span, f"'{f.field}' can never match: {why}",
-                "fix the bounds; as written the rule never fires")
+        out.add(
+            "error",
+            "never-fires",
+            rule,
+            f.span,
+            f"'{f.field}' can never match: {why}",
+            "fix the bounds; as written the rule never fires",
+        )
 
 
 def _has_number(rule: Rule) -> bool:
     def in_tests(tests: Iterable[Test]) -> bool:
-        return any(S.is_number(t.operand) or (isinstance(t.operand, tuple) and any(map(S.is_number, t.operand)))
-                   or (isinstance(t.operand, Ref) and _expr_number(t.operand.expr.tree)) for t in tests)
+        return any(
+            S.is_number(t.operand)
+            or (isinstance(t.operand, tuple) and any(map(S.is_number, t.operand)))
+            or (isinstance(t.operand, Ref) and _expr_number(t.operand.expr.tree))
+            for t in tests
+        )
 
     def in_cond(c: Any) -> bool:
         if isinstance(c, Not):
@@ -136,8 +177,9 @@ def _has_number(rule: Rule) -> bool:
         if isinstance(c, ItemCond):
             return any(in_tests(f.tests) for f in c.where)
         return any(in_cond(x) for b in c.branches for x in b)
-    exprs = [p for comp in rule.computed() for p in getattr(comp, "parts", (comp,)) if not isinstance(p, str)]
-    return any(in_cond(c) for c in rule.when) or any(_expr_number(e.tree) for e in exprs)
+
+    exprs = [p for comp in rule.computed() for p in (comp.parts if isinstance(comp, Template) else (comp,))]
+    return any(in_cond(c) for c in rule.when) or any(_expr_number(e.tree) for e in exprs if isinstance(e, Expr))
 
 
 def _expr_number(tree: ast.AST) -> bool:
@@ -146,12 +188,14 @@ def _expr_number(tree: ast.AST) -> bool:
 
 def _exclusive(rb: Rulebase, a: PlannedRule, b: PlannedRule) -> bool:
     """Some attribute's literal tests in the two rules cannot hold together."""
+
     def tests(r: PlannedRule) -> dict[str, list[Test]]:
         out: dict[str, list[Test]] = {}
         for c in r.rule.when:
             if isinstance(c, AttrCond):
                 out.setdefault(c.attribute, []).extend(c.tests)
         return out
+
     ta, tb = tests(a), tests(b)
     return any(why_never(ta[n] + tb[n], rb.attributes[n].enum) for n in set(ta) & set(tb))
 
@@ -163,25 +207,46 @@ def _rulebase_checks(out: _Findings) -> None:
         _variant_checks(out, planned)
         rule = planned.rule
         if _has_number(rule) and not any(s.quote or s.url or s.note for s in rule.sources):
-            out.add("warning", "unsourced-number", rule, rule.key_span("source"),
-                    "the rule uses numbers but its source has no quote, url or note",
-                    "quote the sentence the number comes from, or explain it in source.note")
+            out.add(
+                "warning",
+                "unsourced-number",
+                rule,
+                rule.key_span("source"),
+                "the rule uses numbers but its source has no quote, url or note",
+                "quote the sentence the number comes from, or explain it in source.note",
+            )
     for name, attr in rb.attributes.items():
         if attr.given:
             continue
         if name in readers and name not in rb.writers:
             for rid in readers[name]:
                 rule = rb.rules[rid].rule
-                out.add("error", "unwritten-attribute", rule, rule.key_span("when"),
-                        f"reads '{name}', which no rule concludes and no workload gives",
-                        "add a rule that concludes it, or fix the name; as written this rule never fires")
+                out.add(
+                    "error",
+                    "unwritten-attribute",
+                    rule,
+                    rule.key_span("when"),
+                    f"reads '{name}', which no rule concludes and no workload gives",
+                    "add a rule that concludes it, or fix the name; as written this rule never fires",
+                )
         if name in rb.writers and name not in readers and not attr.report:
-            out.add("warning", "unused-attribute", None, attr.span, f"'{name}' is concluded but neither read nor reported",
-                    "read it in a rule, set report: true, or remove it")
+            out.add(
+                "warning",
+                "unused-attribute",
+                None,
+                attr.span,
+                f"'{name}' is concluded but neither read nor reported",
+                "read it in a rule, set report: true, or remove it",
+            )
         if name not in rb.writers and name not in readers:
-            out.add("warning", "unused-attribute", None, attr.span,
-                    f"'{name}' is declared but no rule reads or concludes it",
-                    "remove the declaration or write the rule that concludes it")
+            out.add(
+                "warning",
+                "unused-attribute",
+                None,
+                attr.span,
+                f"'{name}' is declared but no rule reads or concludes it",
+                "remove the declaration or write the rule that concludes it",
+            )
         if attr.combine == "prefer":
             writers = rb.writers.get(name, ())
             by_priority = Counter(rb.rules[w].rule.priority for w in writers)
@@ -189,12 +254,17 @@ def _rulebase_checks(out: _Findings) -> None:
                 if n < 2:
                     continue
                 same = sorted(w for w in writers if rb.rules[w].rule.priority == prio)
-                if all(_exclusive(rb, rb.rules[a], rb.rules[b]) for i, a in enumerate(same) for b in same[i + 1:]):
+                if all(_exclusive(rb, rb.rules[a], rb.rules[b]) for i, a in enumerate(same) for b in same[i + 1 :]):
                     continue
                 second = rb.rules[same[1]].rule
-                out.add("warning", "prefer-conflict", second, second.key_span("priority"),
-                        f"'{name}' is combined by priority, and {', '.join(same)} share priority {prio}",
-                        "give them different priorities, or conditions that cannot hold together")
+                out.add(
+                    "warning",
+                    "prefer-conflict",
+                    second,
+                    second.key_span("priority"),
+                    f"'{name}' is combined by priority, and {', '.join(same)} share priority {prio}",
+                    "give them different priorities, or conditions that cannot hold together",
+                )
 
 
 def _guidance_checks(out: _Findings) -> None:
@@ -217,18 +287,34 @@ def _guidance_checks(out: _Findings) -> None:
             for j, rid in enumerate(item.get("rules", [])):
                 if rid not in out.rb.rules:
                     line, col = doc.where(("items", i, "rules", j))
-                    out.found.append(Diagnostic(f"guidance item {item['id']} names unknown rule '{rid}'", doc.file,
-                                                line, col, f"{hint(rid, out.rb.rules)}list ids of existing rules",
-                                                code="guidance"))
+                    out.found.append(
+                        Diagnostic(
+                            f"guidance item {item['id']} names unknown rule '{rid}'",
+                            doc.file,
+                            line,
+                            col,
+                            f"{hint(rid, out.rb.rules)}list ids of existing rules",
+                            code="guidance",
+                        )
+                    )
             if not item.get("rules") and not item.get("note"):
                 line, col = doc.where(("items", i))
-                out.found.append(Diagnostic(f"guidance item {item['id']} is encoded by no rule and says not why",
-                                            doc.file, line, col, "list its rules, or add a note saying why it is not "
-                                            "encoded", level="warning", code="guidance"))
+                out.found.append(
+                    Diagnostic(
+                        f"guidance item {item['id']} is encoded by no rule and says not why",
+                        doc.file,
+                        line,
+                        col,
+                        "list its rules, or add a note saying why it is not encoded",
+                        level="warning",
+                        code="guidance",
+                    )
+                )
 
 
-def lint(rule_dirs: Sequence[Path], knowledge_dirs: Sequence[Path],
-         workloads: Sequence[Path] = ()) -> tuple[list[Diagnostic], Rulebase | None]:
+def lint(
+    rule_dirs: Sequence[Path], knowledge_dirs: Sequence[Path], workloads: Sequence[Path] = ()
+) -> tuple[list[Diagnostic], Rulebase | None]:
     """Findings for a rulebase (and workload files checked against it)."""
     from .cases import load_cases
 
@@ -253,6 +339,7 @@ def lint(rule_dirs: Sequence[Path], knowledge_dirs: Sequence[Path],
 
 
 def to_json(findings: Sequence[Diagnostic]) -> str:
+    """Findings as the JSON list ``validate --format json`` prints."""
     rows = []
     for f in findings:
         d = asdict(f)

@@ -18,6 +18,7 @@ _NAMES = ("durable", "python")
 
 
 def names() -> tuple[str, ...]:
+    """The names GPUSIZER_BACKEND accepts."""
     return _NAMES
 
 
@@ -26,9 +27,12 @@ def get_backend(name: str | None = None) -> Backend:
     chosen = name or os.environ.get("GPUSIZER_BACKEND") or "durable"
     if chosen == "durable":
         from .durable import DurableBackend
+
         return DurableBackend()
     if chosen == "python":
         from .python import PythonBackend
+
         return PythonBackend()
-    raise InputError(f"unknown rule engine backend '{chosen}'",
-                     help=f"set GPUSIZER_BACKEND to one of: {', '.join(_NAMES)}")
+    raise InputError(
+        f"unknown rule engine backend '{chosen}'", help=f"set GPUSIZER_BACKEND to one of: {', '.join(_NAMES)}"
+    )

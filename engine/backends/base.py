@@ -34,15 +34,19 @@ class Session(Protocol):
 class Compiled(Protocol):
     """A rulebase loaded into the engine; sessions are opened on it, one per workload."""
 
-    def open(self) -> Session: ...
+    def open(self) -> Session:
+        """A session for one workload."""
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Release the engine's resources."""
 
 
 class Backend(Protocol):
     """A rule engine. ``schedule`` maps each rule id to the step it runs at (its stratum, or one
-    step per rule when rules are tested one at a time)."""
+    step per rule when rules are tested one at a time).
+    """
 
     name: str
 
-    def compile(self, rulebase: Rulebase, schedule: Mapping[str, int]) -> Compiled: ...
+    def compile(self, rulebase: Rulebase, schedule: Mapping[str, int]) -> Compiled:
+        """Load a planned rulebase; each rule runs at ``schedule[rule id]``."""

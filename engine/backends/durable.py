@@ -6,8 +6,8 @@ Python, by the one evaluator, on each match the network reports. So nothing a ru
 say reaches one of durable-rules' limits or quirks:
 
 * a test goes into the network only when its operand's kind is the kind of the value tested
-  (durable-rules finds ``true == 1`` and ``"a" > 3``), ordering tests read ``vn``, which only
-  numbers carry;
+  (durable-rules finds ``true == 1``, ``"5" == 5`` and ``"a" > 3``), ordering tests read ``vn``,
+  which only numbers carry;
 * a ``ref`` goes in only when it is arithmetic (+, -, * and / by a non-zero number) over numbers
   that are certain to be there (a missing property makes durable-rules fail with error 311, a
   division by zero kills the process);
@@ -31,7 +31,8 @@ Facts (property names never collide with durable's own ``id`` and ``sid``):
   deleted (durable-rules crashes deleting a state in which no rule has fired).
 
 Lessons from running durable-rules 2.0.28, kept here: one Host per compiled rulebase and one
-``sid`` per workload (a Host starts timer threads that never stop); an exception in an action is
+``sid`` per workload; a Host's own dispatch threads race the asserting thread (see
+``_quiet_host``), so they are not started; an exception in an action is
 swallowed into the session state, so it is checked after every step; a fact no rule matches is
 not stored, so a sink rule matches every fact and never fires; its JSON reader rejects a number
 with an exponent but no decimal point (Python writes 1e-05 that way) and a rejected fact can
@@ -51,7 +52,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import GpusizerError, RuleError
-from ..load.ir import ORDERING, Attribute, AttrCond, FieldCond, ItemCond, Not, Ref, Simple, Test
+from ..load.ir import ORDERING, AttrCond, Attribute, FieldCond, ItemCond, Not, Ref, Simple, Test
 from ..plan import semantics as S
 from ..plan.resolve import PlannedRule, Variant
 from ..plan.rulebase import Rulebase
@@ -122,12 +123,13 @@ def _declared_ok(declared: str | None, literal: Any) -> bool:
         return False
     if declared in ("number", "integer"):
         return lk == "number"
-    if declared == "scalar":
-        return lk in ("number", "string")
+    if declared == "scalar":  # a text literal would match a number value ("5" == 5 in durable-rules)
+        return lk == "number"
     return declared == lk
 
 
 # -- translating one variant -------------------------------------------------------------------------
+
 
 @dataclass
 class _Pattern:
@@ -164,7 +166,8 @@ class _Translator:
         if k not in self._complete:
             cat = self.catalogs[catalog]
             self._complete[k] = fieldname in ("id", "name") or all(
-                it.get(fieldname) is not None for it in cat.items.values())
+                it.get(fieldname) is not None for it in cat.items.values()
+            )
         return self._complete[k]
 
     def field_type(self, catalog: str, fieldname: str) -> str | None:
@@ -176,7 +179,8 @@ class _Translator:
     # refs ------------------------------------------------------------------------------------
     def ref(self, ref: Ref, plan: _Plan, attr_alias: Mapping[str, str], want: str) -> Any | None:
         """The durable operand for a ref, or None when it must stay residual. ``want`` is the kind
-        the operand must have: 'number', or the declared type of the tested value for eq/ne."""
+        the operand must have: 'number', or the declared type of the tested value for eq/ne.
+        """
         node = ref.expr.tree.body
         single = isinstance(node, (ast.Name, ast.Attribute))
         if single and want != "number":
@@ -203,14 +207,20 @@ class _Translator:
     def _arith(self, node: ast.AST, plan: _Plan, attr_alias: Mapping[str, str]) -> Any | None:
         if isinstance(node, ast.Constant) and S.is_number(node.value):
             return node.value
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
-                and S.is_number(node.operand.value):
+        if (
+            isinstance(node, ast.UnaryOp)
+            and isinstance(node.op, ast.USub)
+            and isinstance(node.operand, ast.Constant)
+            and isinstance(node.operand.value, (int, float))
+            and S.is_number(node.operand.value)
+        ):
             return -node.operand.value
         if isinstance(node, (ast.Name, ast.Attribute)):
             return self._name(ast.unparse(node), plan, attr_alias, "number")
         if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
-            if isinstance(node.op, ast.Div) and not (isinstance(node.right, ast.Constant)
-                                                     and S.is_number(node.right.value) and node.right.value != 0):
+            if isinstance(node.op, ast.Div) and not (
+                isinstance(node.right, ast.Constant) and S.is_number(node.right.value) and node.right.value != 0
+            ):
                 return None  # a divisor that might be zero stays in Python
             left = self._arith(node.left, plan, attr_alias)
             right = self._arith(node.right, plan, attr_alias)
@@ -223,8 +233,9 @@ class _Translator:
         return plan.catalogs_by_alias[alias]
 
     # tests -----------------------------------------------------------------------------------
-    def test(self, t: Test, prop: str, declared: str | None, plan: _Plan,
-             attr_alias: Mapping[str, str]) -> dict[str, Any] | None:
+    def test(
+        self, t: Test, prop: str, declared: str | None, plan: _Plan, attr_alias: Mapping[str, str]
+    ) -> dict[str, Any] | None:
         """The durable test for one IR test on property ``prop``, or None when it stays residual."""
         op, operand = t.op, t.operand
         if op == "exists":
@@ -240,8 +251,11 @@ class _Translator:
             if declared not in ("number", "integer", "scalar"):
                 return None
             key = "vn" if prop == "v" else prop
-            value = self.ref(operand, plan, attr_alias, "number") if isinstance(operand, Ref) else (
-                safe(operand) if S.is_number(operand) else None)
+            value = (
+                self.ref(operand, plan, attr_alias, "number")
+                if isinstance(operand, Ref)
+                else (safe(operand) if S.is_number(operand) else None)
+            )
             return None if value is None else {_CMP[op]: {key: value}}
         if op in ("eq", "ne"):
             if declared == "scalar" and isinstance(operand, Ref):
@@ -263,8 +277,12 @@ class _Translator:
         attr_tests: dict[str, list[dict[str, Any]]] = {}
         # attributes tested against a ref come last (durable-rules resolves a reference only against
         # patterns listed before it), so no ref may read one of them
-        with_refs = {c.attribute for c in v.conditions if isinstance(c, AttrCond)
-                     and any(isinstance(t.operand, Ref) for t in c.tests if t.op not in ("contains", "not_contains"))}
+        with_refs = {
+            c.attribute
+            for c in v.conditions
+            if isinstance(c, AttrCond)
+            and any(isinstance(t.operand, Ref) for t in c.tests if t.op not in ("contains", "not_contains"))
+        }
         self.late = with_refs
         # attribute patterns first: every required attribute is bound, so refs can read it
         for name in v.required:
@@ -280,14 +298,15 @@ class _Translator:
                 self._negation(cond, plan, attr_alias, middle, counter)
         plain = [n for n in v.required if n not in with_refs]
         late = [n for n in v.required if n in with_refs]
-        ordered = ([_Pattern(attr_alias[n], [{"t": "a"}, {"n": n}, {"ok": 1}, *attr_tests[n]]) for n in plain]
-                   + middle
-                   + [_Pattern(attr_alias[n], [{"t": "a"}, {"n": n}, {"ok": 1}, *attr_tests[n]]) for n in late])
+        ordered = (
+            [_Pattern(attr_alias[n], [{"t": "a"}, {"n": n}, {"ok": 1}, *attr_tests[n]]) for n in plain]
+            + middle
+            + [_Pattern(attr_alias[n], [{"t": "a"}, {"n": n}, {"ok": 1}, *attr_tests[n]]) for n in late]
+        )
         plan.names.update(v.required)
         # past durable-rules' 16 facts per rule, attribute patterns move to Python (presence only)
         while len(ordered) > MAX_PATTERNS:
-            drop = next((p for p in ordered if p.alias.startswith("a") and not _read_by_ref(p.alias, ordered)),
-                        None)
+            drop = next((p for p in ordered if p.alias.startswith("a") and not _read_by_ref(p.alias, ordered)), None)
             if drop is None:
                 raise _Overflow
             ordered.remove(drop)
@@ -297,8 +316,15 @@ class _Translator:
         plan.patterns = ordered
         return plan
 
-    def _attr(self, cond: AttrCond, plan: _Plan, attr_alias: dict[str, str],
-              attr_tests: dict[str, list[dict[str, Any]]], middle: list[_Pattern], counter: Iterator[int]) -> None:
+    def _attr(
+        self,
+        cond: AttrCond,
+        plan: _Plan,
+        attr_alias: dict[str, str],
+        attr_tests: dict[str, list[dict[str, Any]]],
+        middle: list[_Pattern],
+        counter: Iterator[int],
+    ) -> None:
         attr = self.attributes[cond.attribute]
         name = attr.name
         rest: list[Test] = []
@@ -330,13 +356,16 @@ class _Translator:
             plan.residual.append(AttrCond(name, tuple(rest), cond.span))
 
     def _member(self, t: Test, attr: Attribute, plan: _Plan, attr_alias: Mapping[str, str]) -> Any | None:
-        declared = attr.items or "string"
+        declared = attr.items  # undeclared members may be of any kind: checked in Python
+        if declared is None:
+            return None
         if isinstance(t.operand, Ref):
             return self.ref(t.operand, plan, attr_alias, declared)
         return safe(t.operand) if _declared_ok(declared, t.operand) else None
 
-    def _join(self, cond: ItemCond, plan: _Plan, attr_alias: Mapping[str, str], middle: list[_Pattern],
-              counter: Iterator[int]) -> None:
+    def _join(
+        self, cond: ItemCond, plan: _Plan, attr_alias: Mapping[str, str], middle: list[_Pattern], counter: Iterator[int]
+    ) -> None:
         alias = f"i{next(counter)}"
         plan.catalogs_by_alias[cond.alias] = cond.catalog
         plan.catalogs.add(cond.catalog)
@@ -345,7 +374,12 @@ class _Translator:
             declared = self.field_type(cond.catalog, f.field)
             rest = []
             for t in f.tests:
-                translated = self.test(t, _fprop(f.field), declared, plan, attr_alias)
+                # a join test that refers to another item crashes durable-rules now and then
+                # (jruizgit/rules#381): such tests are checked in Python
+                reads_item = isinstance(t.operand, Ref) and any(
+                    n.split(".")[0] in plan.catalogs_by_alias for n in t.operand.expr.names
+                )
+                translated = None if reads_item else self.test(t, _fprop(f.field), declared, plan, attr_alias)
                 if translated is None or len(tests) >= MAX_TESTS:
                     rest.append(t)
                 else:
@@ -355,15 +389,23 @@ class _Translator:
         plan.item_aliases[cond.alias] = alias  # refs in later patterns may read it
         middle.append(_Pattern(alias, tests))
 
-    def _negation(self, cond: Not, plan: _Plan, attr_alias: Mapping[str, str], middle: list[_Pattern],
-                  counter: Iterator[int]) -> None:
+    def _negation(
+        self, cond: Not, plan: _Plan, attr_alias: Mapping[str, str], middle: list[_Pattern], counter: Iterator[int]
+    ) -> None:
         inner = cond.inner
         if isinstance(inner, ItemCond):
             tests: list[dict[str, Any]] = [{"t": "i"}, {"c": inner.catalog}]
             for f in inner.where:
                 for t in f.tests:
-                    translated = self.test(t, _fprop(f.field), self.field_type(inner.catalog, f.field), plan,
-                                           attr_alias)
+                    reads_item = isinstance(t.operand, Ref) and any(
+                        n.split(".")[0] in plan.catalogs_by_alias or n.split(".")[0] == inner.alias
+                        for n in t.operand.expr.names
+                    )
+                    translated = (
+                        None
+                        if reads_item
+                        else self.test(t, _fprop(f.field), self.field_type(inner.catalog, f.field), plan, attr_alias)
+                    )
                     if translated is None:
                         plan.residual.append(cond)
                         return
@@ -427,6 +469,7 @@ def _keys(obj: Any) -> Iterator[str]:
 
 # -- the compiled rulebase -----------------------------------------------------------------------
 
+
 @dataclass
 class _Rule:
     """One durable rule: a variant of a planned rule, and what Python still checks on its matches."""
@@ -448,6 +491,24 @@ class _Shard:
 
 
 _hosts = itertools.count(1)
+
+
+def _quiet_host() -> Any:
+    """A durable-rules Host without its two dispatch threads.
+
+    A Host starts threads that call every ruleset's dispatch() and dispatch_timers() every 0.2 s,
+    from another thread than the one asserting facts; durable-rules' C engine is not safe for
+    that, and the race crashes the process now and then (seen as segmentation faults in
+    assert_fact). gpusizer uses neither timers nor queued events, and actions run in the
+    asserting thread, so the threads do nothing useful: this Host does not start them, which
+    also leaves no threads behind when a rulebase is closed.
+    """
+
+    class QuietHost(_durable.Host):  # type: ignore[misc]
+        def _run(self) -> None:
+            return None
+
+    return QuietHost()
 
 
 class DurableCompiled:
@@ -476,8 +537,7 @@ class DurableCompiled:
                     self.python_rules.setdefault(rule.step, []).append(rule)
                     continue
                 shard = shards[-1] if shards else None
-                if shard is None or len(shard.rules) >= SHARD_RULES or \
-                        len(shard.names | plan.names) > SHARD_NAMES:
+                if shard is None or len(shard.rules) >= SHARD_RULES or len(shard.names | plan.names) > SHARD_NAMES:
                     shard = _Shard(f"{prefix}-{len(shards) + 1}")
                     shards.append(shard)
                 shard.rules.append(rule)
@@ -485,18 +545,19 @@ class DurableCompiled:
                 shard.catalogs |= plan.catalogs
                 shard.steps.add(rule.step)
         self.shards = shards
-        self.host = _durable.Host()
+        self.host = _quiet_host()
         try:
             for shard in shards:
                 definition: dict[str, Any] = {r.name: self._definition(r) for r in shard.rules}
-                definition["$sink"] = {"all": [{"m": {"$ex": {"t": 1}}}, {"z": {"t": "$never"}}],
-                                       "run": lambda c: None}
+                definition["$sink"] = {"all": [{"m": {"$ex": {"t": 1}}}, {"z": {"t": "$never"}}], "run": lambda c: None}
                 definition["$close"] = {"all": [{"x": {"t": "x"}}], "run": lambda c: None}
                 self.host.register_rulesets({shard.name: definition})
         except Exception as exc:  # durable reports bare numeric codes
-            raise RuleError(f"durable-rules rejected the compiled rules: {exc}",
-                            help="this is a bug in gpusizer's durable-rules backend; run with "
-                                 "GPUSIZER_BACKEND=python meanwhile, and report it with the rulebase") from None
+            raise RuleError(
+                f"durable-rules rejected the compiled rules: {exc}",
+                help="this is a bug in gpusizer's durable-rules backend; run with "
+                "GPUSIZER_BACKEND=python meanwhile, and report it with the rulebase",
+            ) from None
         self.catalog_facts: dict[str, list[dict[str, Any]]] = {}
         for shard in shards:
             facts = []
@@ -510,18 +571,66 @@ class DurableCompiled:
     def _definition(self, rule: _Rule) -> dict[str, Any]:
         assert rule.plan is not None
         marker = {"s0": {"$and": [{"t": "s"}, {"k": rule.step}]}}
-        patterns = [{f"{p.alias}$not" if p.negated else p.alias: {"$and": safe(p.tests)}}
-                    for p in rule.plan.patterns]
+        patterns = [{f"{p.alias}$not" if p.negated else p.alias: {"$and": safe(p.tests)}} for p in rule.plan.patterns]
         aliases = dict(rule.plan.item_aliases)
         collect = self.collect
 
         def run(c: Any) -> None:
             items = {user: getattr(c, dalias)[_fprop("id")] for user, dalias in aliases.items()}
             collect[c.s.sid].append((rule, items))
+
         return {"all": [marker, *patterns], "run": run}
 
     def open(self) -> DurableSession:
         return DurableSession(self)
+
+    def record(self) -> list[tuple[str, Any]]:
+        """From now on, log every fact this rulebase's sessions assert (for ``bare_replay_seconds``)."""
+        log: list[tuple[str, Any]] = []
+        host = self.host
+        plain_facts, plain_fact, plain_delete = host.assert_facts, host.assert_fact, host.delete_state
+
+        def assert_facts(name: str, facts: list[dict[str, Any]]) -> Any:
+            log.append(("facts", (name, [dict(f) for f in facts])))
+            return plain_facts(name, facts)
+
+        def assert_fact(name: str, fact: dict[str, Any]) -> Any:
+            log.append(("fact", (name, dict(fact))))
+            return plain_fact(name, fact)
+
+        def delete_state(name: str, sid: str) -> Any:
+            log.append(("delete", (name, sid)))
+            return plain_delete(name, sid)
+
+        host.assert_facts, host.assert_fact, host.delete_state = assert_facts, assert_fact, delete_state
+        return log
+
+    def bare_replay_seconds(self, log: list[tuple[str, Any]]) -> tuple[float, int]:
+        """Replay a recorded log through bare durable-rules: the same rulesets and facts, actions
+        that only count. Seconds taken, and the actions run (the speed benchmark's baseline).
+        """
+        import time
+
+        fired = [0]
+
+        def count(c: Any) -> None:
+            fired[0] += 1
+
+        host = _quiet_host()
+        for shard in self.shards:
+            definition: dict[str, Any] = {r.name: dict(self._definition(r), run=count) for r in shard.rules}
+            definition["$sink"] = {"all": [{"m": {"$ex": {"t": 1}}}, {"z": {"t": "$never"}}], "run": count}
+            definition["$close"] = {"all": [{"x": {"t": "x"}}], "run": count}
+            host.register_rulesets({shard.name: definition})
+        start = time.perf_counter()
+        for kind, (name, payload) in log:
+            if kind == "facts":
+                host.assert_facts(name, payload)
+            elif kind == "fact":
+                host.assert_fact(name, payload)
+            else:
+                host.delete_state(name, payload)
+        return time.perf_counter() - start, fired[0]
 
     def close(self) -> None:
         self.shards = []
@@ -549,8 +658,7 @@ class DurableSession:
                 self.values[name] = value
         with self.c.lock:
             for shard in self.c.shards:
-                facts = [f for name in sorted(values) if name in shard.names
-                         for f in _facts(name, values[name])]
+                facts = [f for name in sorted(values) if name in shard.names for f in _facts(name, values[name])]
                 if not self.started:
                     facts = self.c.catalog_facts[shard.name] + facts
                 self._assert(shard, facts)
@@ -575,12 +683,14 @@ class DurableSession:
             if not all(S.item_passes((f,), items[a], bound) for a, f in rule.plan.checks):
                 continue
             for full in S.matches(rule.plan.residual, bound, rule.variant.required):
-                out.append(Match(rule.planned.id, rule.variant.index,
-                                 tuple((a, full[a].id) for a, _ in rule.variant.items)))
+                out.append(
+                    Match(rule.planned.id, rule.variant.index, tuple((a, full[a].id) for a, _ in rule.variant.items))
+                )
         for rule in self.c.python_rules.get(step, ()):
             for full in S.matches(rule.variant.conditions, env, rule.variant.required):
-                out.append(Match(rule.planned.id, rule.variant.index,
-                                 tuple((a, full[a].id) for a, _ in rule.variant.items)))
+                out.append(
+                    Match(rule.planned.id, rule.variant.index, tuple((a, full[a].id) for a, _ in rule.variant.items))
+                )
         found.clear()
         return out
 
@@ -590,8 +700,10 @@ class DurableSession:
         state = self.c.host.get_state(shard.name, self.sid)
         swallowed = state.get("exception") if state else None
         if swallowed:
-            raise RuleError(f"a rule action failed inside durable-rules: {str(swallowed).splitlines()[0][:300]}",
-                            help="this is a bug in gpusizer's engine; please report it with the workload")
+            raise RuleError(
+                f"a rule action failed inside durable-rules: {str(swallowed).splitlines()[0][:300]}",
+                help="this is a bug in gpusizer's engine; please report it with the workload",
+            )
 
     def close(self) -> None:
         with self.c.lock:
@@ -628,19 +740,26 @@ def _facts(name: str, value: Any) -> list[dict[str, Any]]:
 def _import_problem() -> GpusizerError:
     reason = unavailable() or ""
     if "PyEval_CallObject" in reason:
-        fix = ("durable-rules 2.0.28 was built without the Python 3.13 define; reinstall gpusizer with "
-               "'pip install --force-reinstall .' from its repository (which builds it with the define), "
-               "or run with GPUSIZER_BACKEND=python")
+        fix = (
+            "durable-rules 2.0.28 was built without the Python 3.13 define; reinstall gpusizer with "
+            "'pip install --force-reinstall .' from its repository (which builds it with the define), "
+            "or run with GPUSIZER_BACKEND=python"
+        )
     else:
-        fix = ("install durable-rules (pip install durable-rules==2.0.28, which needs a C compiler), "
-               "or run with GPUSIZER_BACKEND=python")
+        fix = (
+            "install durable-rules (pip install durable-rules==2.0.28, which needs a C compiler), "
+            "or run with GPUSIZER_BACKEND=python"
+        )
     return GpusizerError(f"the rule engine durable-rules cannot be imported ({reason})", help=fix)
 
 
 class DurableBackend:
+    """durable-rules 2.0.28 as a backend."""
+
     name = "durable"
 
     def compile(self, rulebase: Rulebase, schedule: Mapping[str, int]) -> DurableCompiled:
+        """Compile the rulebase into durable-rules rulesets on a Host of its own."""
         return DurableCompiled(rulebase, schedule)
 
 

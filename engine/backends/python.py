@@ -12,11 +12,14 @@ from .base import Match
 
 
 class PythonSession:
+    """One workload's values, matched against the rules of a step on request."""
+
     def __init__(self, compiled: PythonCompiled) -> None:
         self._compiled = compiled
         self._values: dict[str, Any] = {}
 
     def assert_values(self, values: Mapping[str, Any]) -> None:
+        """Take the final values of these attributes (ABSENT: no value)."""
         for name, value in values.items():
             if value is S.ABSENT:
                 self._values.pop(name, None)
@@ -24,6 +27,7 @@ class PythonSession:
                 self._values[name] = value
 
     def match(self, step: int) -> list[Match]:
+        """Every match of the rules scheduled at ``step``."""
         env = S.Env(self._values, self._compiled.catalogs, {})
         out = []
         for rule in self._compiled.at.get(step, ()):
@@ -33,10 +37,13 @@ class PythonSession:
         return out
 
     def close(self) -> None:
+        """Forget the session's values."""
         self._values = {}
 
 
 class PythonCompiled:
+    """A rulebase grouped by step, for the evaluator."""
+
     def __init__(self, rulebase: Rulebase, schedule: Mapping[str, int]) -> None:
         self.catalogs = rulebase.catalogs
         self.at: dict[int, list[PlannedRule]] = {}
@@ -44,14 +51,19 @@ class PythonCompiled:
             self.at.setdefault(schedule[rid], []).append(rule)
 
     def open(self) -> PythonSession:
+        """A session for one workload."""
         return PythonSession(self)
 
     def close(self) -> None:
+        """Drop the rules."""
         self.at = {}
 
 
 class PythonBackend:
+    """The reference backend: the one evaluator, in plain Python, with no limits of its own."""
+
     name = "python"
 
     def compile(self, rulebase: Rulebase, schedule: Mapping[str, int]) -> PythonCompiled:
+        """Group the rules by the step they run at."""
         return PythonCompiled(rulebase, schedule)

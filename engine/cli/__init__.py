@@ -7,6 +7,7 @@ Command modules import what they need inside ``run``, so that ``gpusizer --help`
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import os
@@ -19,20 +20,40 @@ from typing import Any
 from ..errors import ExitCode, GpusizerError, OutputError
 
 # command name -> module in engine.cli
-COMMANDS = {"recommend": "recommend", "explain": "explain", "why-not": "why_not", "what-if": "what_if",
-            "graph": "graph", "audit": "audit", "diff": "diff", "validate": "validate", "test": "test",
-            "rules": "rules", "new": "new", "schema": "schema", "docs": "docs"}
+COMMANDS = {
+    "recommend": "recommend",
+    "explain": "explain",
+    "why-not": "why_not",
+    "what-if": "what_if",
+    "graph": "graph",
+    "audit": "audit",
+    "diff": "diff",
+    "validate": "validate",
+    "test": "test",
+    "rules": "rules",
+    "new": "new",
+    "schema": "schema",
+    "docs": "docs",
+}
 
 
 def rulebase_args(sp: argparse.ArgumentParser, *, rules: bool = True) -> None:
     """--rules and --knowledge: directories laid over the shipped rulebase."""
     if rules:
-        sp.add_argument("--rules", action="append", metavar="DIR",
-                        help="a rules directory laid over the shipped rules: adds rules, replaces "
-                             "rules of the same id, disables rules listed in its _overlay.yaml (repeatable)")
-    sp.add_argument("--knowledge", action="append", metavar="DIR",
-                    help="a knowledge directory laid over the shipped one: adds catalogs, items "
-                         "and values, e.g. a local price list (repeatable)")
+        sp.add_argument(
+            "--rules",
+            action="append",
+            metavar="DIR",
+            help="a rules directory laid over the shipped rules: adds rules, replaces "
+            "rules of the same id, disables rules listed in its _overlay.yaml (repeatable)",
+        )
+    sp.add_argument(
+        "--knowledge",
+        action="append",
+        metavar="DIR",
+        help="a knowledge directory laid over the shipped one: adds catalogs, items "
+        "and values, e.g. a local price list (repeatable)",
+    )
 
 
 def shipped_dirs(args: argparse.Namespace) -> tuple[list[Path], list[Path]]:
@@ -70,15 +91,15 @@ def write_atomic(path: Path, text: str) -> None:
         os.replace(tmp, path)
         tmp = None
     except OSError as exc:
-        raise OutputError(f"cannot write the output: {exc.strerror or exc}", file=str(path),
-                          help="check that the folder exists, is writable and has space; "
-                               "name a file, not a directory") from None
+        raise OutputError(
+            f"cannot write the output: {exc.strerror or exc}",
+            file=str(path),
+            help="check that the folder exists, is writable and has space; name a file, not a directory",
+        ) from None
     finally:
         if tmp is not None:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(tmp)
-            except OSError:
-                pass
 
 
 def dump_json(obj: Any) -> str:
@@ -88,8 +109,10 @@ def dump_json(obj: Any) -> str:
 def _parser() -> argparse.ArgumentParser:
     from .. import __version__
 
-    p = argparse.ArgumentParser(prog="gpusizer", description="Explained GPU server recommendations "
-                                "for deep-learning workloads, from declarative rules.")
+    p = argparse.ArgumentParser(
+        prog="gpusizer",
+        description="Explained GPU server recommendations for deep-learning workloads, from declarative rules.",
+    )
     p.add_argument("--version", action="version", version=f"gpusizer {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
@@ -110,10 +133,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ExitCode.INTERRUPTED
     except BrokenPipeError:
         return ExitCode.OK
-    except Exception as exc:  # noqa: BLE001 - last resort: a bug, not bad input
+    except Exception as exc:
         if os.environ.get("GPUSIZER_DEBUG"):
             raise
-        print(f"gpusizer: internal error: {type(exc).__name__}: {exc}\n"
-              "help: this is a bug in gpusizer; rerun with GPUSIZER_DEBUG=1 for a traceback "
-              "and report it with the workload file", file=sys.stderr)
+        print(
+            f"gpusizer: internal error: {type(exc).__name__}: {exc}\n"
+            "help: this is a bug in gpusizer; rerun with GPUSIZER_DEBUG=1 for a traceback "
+            "and report it with the workload file",
+            file=sys.stderr,
+        )
         return ExitCode.INTERNAL

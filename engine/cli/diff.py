@@ -32,8 +32,10 @@ def run(args: argparse.Namespace) -> int:
     from .paths import stack
 
     shipped_rules, knowledge = shipped_dirs(args)
-    with Recommender(stack(shipped_rules, [Path(args.rules_a)]), knowledge) as a, \
-            Recommender(stack(shipped_rules, [Path(args.rules_b)]), knowledge) as b:
+    with (
+        Recommender(stack(shipped_rules, [Path(args.rules_a)]), knowledge) as a,
+        Recommender(stack(shipped_rules, [Path(args.rules_b)]), knowledge) as b,
+    ):
         ha = {r: x["sha256"] for r, x in rule_hashes(a.rulebase).items()}
         hb = {r: x["sha256"] for r, x in rule_hashes(b.rulebase).items()}
         rules = rule_changes(ha, hb)
@@ -49,8 +51,13 @@ def run(args: argparse.Namespace) -> int:
                 continue
             changes = compare_results(ra, rb_)
             fired = [f.rule for f in ra.firings] + [f.rule for f in rb_.firings]
-            out["workloads"].append({"file": name, "changes": [c.as_dict() for c in changes],
-                                     "responsible": responsible(changed_rules, fired)})
+            out["workloads"].append(
+                {
+                    "file": name,
+                    "changes": [c.as_dict() for c in changes],
+                    "responsible": responsible(changed_rules, fired),
+                }
+            )
     if args.format == "json":
         write_output(dump_json(out), None)
     else:

@@ -14,8 +14,12 @@ def add_parser(sub: Any, name: str) -> None:
     gr.add_argument("file", metavar="FILE")
     gr.add_argument("--format", choices=["dot", "svg"], default="svg")
     gr.add_argument("--layout", choices=["auto", "dot", "python"], default="auto")
-    gr.add_argument("--attribute", action="append", metavar="ATTRIBUTE",
-                    help="only what leads to these conclusions (repeatable; default: all)")
+    gr.add_argument(
+        "--attribute",
+        action="append",
+        metavar="ATTRIBUTE",
+        help="only what leads to these conclusions (repeatable; default: all)",
+    )
     gr.add_argument("-o", "--output", metavar="OUT")
     rulebase_args(gr)
 

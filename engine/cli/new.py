@@ -25,6 +25,8 @@ def run(args: argparse.Namespace) -> int:
 
     root = Path(args.rules) if args.rules else data_dir("rules")
     rule_path, test_path = new_rule(root, args.target)
-    write_output(f"wrote {rule_path}\nwrote {test_path}\n"
-                 "next: edit both, then run 'gpusizer validate' and 'gpusizer test'\n", None)
+    write_output(
+        f"wrote {rule_path}\nwrote {test_path}\nnext: edit both, then run 'gpusizer validate' and 'gpusizer test'\n",
+        None,
+    )
     return ExitCode.OK

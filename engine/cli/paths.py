@@ -41,7 +41,8 @@ def split_paths(paths: list[str]) -> tuple[list[Path], list[Path], list[Path]]:
 
 def stack(shipped: list[Path], given: list[Path]) -> list[Path]:
     """A rules directory with its own _attributes.yaml and no _overlay.yaml is a whole rulebase;
-    any other is an overlay on the shipped rules."""
+    any other is an overlay on the shipped rules.
+    """
     if given and (given[0] / "_attributes.yaml").is_file() and not (given[0] / "_overlay.yaml").is_file():
         return given
     return shipped + given

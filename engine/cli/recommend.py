@@ -17,10 +17,13 @@ def add_parser(sub: Any, name: str) -> None:
     r = sub.add_parser(name, help="recommend a server for each workload file")
     r.add_argument("files", nargs="+", metavar="FILE", help="workload YAML file(s)")
     r.add_argument("--format", choices=["text", "markdown", "json", "html"], default="text")
-    r.add_argument("--layout", choices=["auto", "dot", "python"], default="auto",
-                   help="graph layout in HTML reports: Graphviz dot when installed (auto), or pure Python")
-    r.add_argument("-o", "--output", metavar="OUT",
-                   help="write to OUT (a directory when several files are given)")
+    r.add_argument(
+        "--layout",
+        choices=["auto", "dot", "python"],
+        default="auto",
+        help="graph layout in HTML reports: Graphviz dot when installed (auto), or pure Python",
+    )
+    r.add_argument("-o", "--output", metavar="OUT", help="write to OUT (a directory when several files are given)")
     r.add_argument("--record", metavar="DIR", help="also write a JSON decision record per workload into DIR")
     rulebase_args(r)
 
@@ -63,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         from ..errors import OutputError
 
-        raise OutputError(f"cannot write the reports: {exc.strerror or exc}", file=str(args.output),
-                          help="name a writable directory") from None
+        raise OutputError(
+            f"cannot write the reports: {exc.strerror or exc}", file=str(args.output), help="name a writable directory"
+        ) from None
     return int(status)

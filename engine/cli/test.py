@@ -15,8 +15,12 @@ def add_parser(sub: Any, name: str) -> None:
     t.add_argument("paths", nargs="*", metavar="PATH", help="rules or knowledge directories")
     t.add_argument("--coverage", action="store_true", help="report rules never fired or never silent")
     t.add_argument("--min-coverage", type=float, metavar="PCT", help="fail below this rule coverage")
-    t.add_argument("--workloads", action="append", metavar="DIR",
-                   help="a folder of workloads with expected conclusions in DIR/expected/ (repeatable)")
+    t.add_argument(
+        "--workloads",
+        action="append",
+        metavar="DIR",
+        help="a folder of workloads with expected conclusions in DIR/expected/ (repeatable)",
+    )
     rulebase_args(t)
 
 
@@ -37,8 +41,11 @@ def run(args: argparse.Namespace) -> int:
     status = ExitCode.OK if not failed else ExitCode.FINDINGS
     if args.coverage:
         lines.append(f"rule coverage: {cov.percent:.1f}% of {len(cov.all_rules)} rules both fired and stayed silent")
-        for title, items in (("never fired", cov.never_fired), ("never stayed silent", cov.never_silent),
-                             ("attributes no case checks", cov.unchecked_attrs)):
+        for title, items in (
+            ("never fired", cov.never_fired),
+            ("never stayed silent", cov.never_silent),
+            ("attributes no case checks", cov.unchecked_attrs),
+        ):
             lines.append(f"  {title}: {', '.join(items) if items else 'none'}")
         if args.min_coverage is not None and cov.percent < args.min_coverage:
             lines.append(f"coverage {cov.percent:.1f}% is below --min-coverage {args.min_coverage:g}%")

@@ -13,9 +13,12 @@ from . import rulebase_args, write_output
 
 def add_parser(sub: Any, name: str) -> None:
     v = sub.add_parser(name, help="check rules, knowledge and workloads: syntax, schema, meaning")
-    v.add_argument("paths", nargs="*", metavar="PATH",
-                   help="rules or knowledge directories, workload files (default: the shipped rulebase "
-                        "and examples/)")
+    v.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="rules or knowledge directories, workload files (default: the shipped rulebase and examples/)",
+    )
     v.add_argument("--format", choices=["text", "json"], default="text")
     rulebase_args(v)
 

@@ -19,8 +19,12 @@ def add_parser(sub: Any, name: str) -> None:
     wi.add_argument("--set", action="append", metavar="KEY=VALUE", help="change a workload field (repeatable)")
     wi.add_argument("--sweep", metavar="KEY=a,b,c", help="a table over several values of one field")
     wi.add_argument("--max", metavar="KEY", help="the largest integer value of KEY for which --while holds")
-    wi.add_argument("--while", dest="while_", metavar="CONDITION",
-                    help="an expression over conclusions, e.g. 'ram.system_gb <= 256'")
+    wi.add_argument(
+        "--while",
+        dest="while_",
+        metavar="CONDITION",
+        help="an expression over conclusions, e.g. 'ram.system_gb <= 256'",
+    )
     wi.add_argument("--show", action="append", metavar="ATTRIBUTE", help="columns for --sweep and --max")
     wi.add_argument("--format", choices=["text", "json"], default="text")
     rulebase_args(wi)
@@ -35,68 +39,86 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, rec: Any) -> int:
     from ..explain import whatif as W
-    from ..explain.diff import compare_results
     from ..load.yamlsrc import load
 
     doc = load(args.file)
-    base_wl = rec.load(args.file)  # validates the original
+    base = rec.load(args.file)  # validates the original
     data = copy.deepcopy(doc.data)
     for s in args.set or []:
         key, value = W.parse_assign(s, "--set")
         W.set_field(data, key, value)
     label = f"{args.file} (what-if)"
     show = args.show or W.default_columns(rec.rulebase)
-    units = {a: rec.rulebase.attributes[a].unit for a in show}
-    out: list[str] = []
     if args.max:
-        if not args.while_:
-            raise InputError("--max needs --while CONDITION",
-                             help="e.g. --max batch_size --while 'ram.system_gb <= 256'")
-        best, at, beyond = W.largest(rec, data, args.max, W.condition(args.while_), label)
-        if best is None or at is None:
-            write_output(f"no value of {args.max} satisfies: {args.while_} (not even 1)\n", None)
-            return ExitCode.FINDINGS
-        out.append(f"largest {args.max} with {args.while_}: {best}")
-        for attr in show:
-            line = f"  at {best}: {attr} = {quantity(at.get(attr), units[attr])}"
-            if beyond is not None:
-                line += f";  at {best + 1}: {quantity(beyond.get(attr), units[attr])}"
-            out.append(line)
-        for attr in show:
-            if attr in at.conclusions:
-                step = at.explain(attr)
-                out.append(f"  {attr} is set by {step['rule']}: {step['binding'][0]['summary']}")
-        write_output("\n".join(out) + "\n", None)
-        return ExitCode.OK
+        return _largest(args, rec, data, label, show)
     if args.sweep:
-        key, raw = W.parse_assign(args.sweep, "--sweep")
-        options = [yaml.safe_load(v) for v in str(raw).split(",")] if not isinstance(raw, list) else raw
-        rows = []
-        for v in options:
-            d = copy.deepcopy(data)
-            W.set_field(d, key, v)
-            try:
-                r = W.recommend_variant(rec, d, label)
-                rows.append([str(v)] + [quantity(r.get(a), units[a]) for a in show])
-            except GpusizerError as exc:
-                rows.append([str(v)] + [f"invalid: {exc.message}"] + [""] * (len(show) - 1))
-        header = [key, *show]
-        if args.format == "json":
-            write_output(dump_json([dict(zip(header, r)) for r in rows]), None)
-            return ExitCode.OK
-        widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
-        for row in [header, ["-" * w for w in widths], *rows]:
-            out.append("  ".join(str(x).ljust(w) for x, w in zip(row, widths)).rstrip())
-        write_output("\n".join(out) + "\n", None)
+        return _sweep(args, rec, data, label, show)
+    return _changes(args, rec, base, data, label)
+
+
+def _largest(args: argparse.Namespace, rec: Any, data: dict[str, Any], label: str, show: list[str]) -> int:
+    from ..explain import whatif as W
+
+    if not args.while_:
+        raise InputError("--max needs --while CONDITION", help="e.g. --max batch_size --while 'ram.system_gb <= 256'")
+    units = {a: rec.rulebase.attributes[a].unit for a in show}
+    best, at, beyond = W.largest(rec, data, args.max, W.condition(args.while_), label)
+    if best is None or at is None:
+        write_output(f"no value of {args.max} satisfies: {args.while_} (not even 1)\n", None)
+        return ExitCode.FINDINGS
+    out = [f"largest {args.max} with {args.while_}: {best}"]
+    for attr in show:
+        line = f"  at {best}: {attr} = {quantity(at.get(attr), units[attr])}"
+        if beyond is not None:
+            line += f";  at {best + 1}: {quantity(beyond.get(attr), units[attr])}"
+        out.append(line)
+    for attr in show:
+        if attr in at.conclusions:
+            step = at.explain(attr)
+            out.append(f"  {attr} is set by {step['rule']}: {step['binding'][0]['summary']}")
+    write_output("\n".join(out) + "\n", None)
+    return ExitCode.OK
+
+
+def _sweep(args: argparse.Namespace, rec: Any, data: dict[str, Any], label: str, show: list[str]) -> int:
+    from ..explain import whatif as W
+
+    units = {a: rec.rulebase.attributes[a].unit for a in show}
+    key, raw = W.parse_assign(args.sweep, "--sweep")
+    options = [yaml.safe_load(v) for v in str(raw).split(",")] if not isinstance(raw, list) else raw
+    rows = []
+    for v in options:
+        d = copy.deepcopy(data)
+        W.set_field(d, key, v)
+        try:
+            r = W.recommend_variant(rec, d, label)
+            rows.append([str(v)] + [quantity(r.get(a), units[a]) for a in show])
+        except GpusizerError as exc:
+            rows.append([str(v), f"invalid: {exc.message}"] + [""] * (len(show) - 1))
+    header = [key, *show]
+    if args.format == "json":
+        write_output(dump_json([dict(zip(header, r, strict=True)) for r in rows]), None)
         return ExitCode.OK
-    changes = compare_results(rec.recommend(base_wl), W.recommend_variant(rec, data, label))
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
+    out = [
+        "  ".join(str(x).ljust(w) for x, w in zip(row, widths, strict=True)).rstrip()
+        for row in [header, ["-" * w for w in widths], *rows]
+    ]
+    write_output("\n".join(out) + "\n", None)
+    return ExitCode.OK
+
+
+def _changes(args: argparse.Namespace, rec: Any, base: Any, data: dict[str, Any], label: str) -> int:
+    from ..explain import whatif as W
+    from ..explain.diff import compare_results
+
+    changes = compare_results(rec.recommend(base), W.recommend_variant(rec, data, label))
     if args.format == "json":
         write_output(dump_json([c.as_dict() for c in changes]), None)
         return ExitCode.OK
-    if not changes:
-        out.append("no conclusion changes")
+    out = [] if changes else ["no conclusion changes"]
     for ch in changes:
-        out.append(f"{ch.attribute}: {quantity(ch.old, ch.unit)} -> {quantity(ch.new, ch.unit)}"
-                   + (f"  ({ch.rule})" if ch.rule else ""))
+        rule = f"  ({ch.rule})" if ch.rule else ""
+        out.append(f"{ch.attribute}: {quantity(ch.old, ch.unit)} -> {quantity(ch.new, ch.unit)}{rule}")
     write_output("\n".join(out) + "\n", None)
     return ExitCode.OK

@@ -21,19 +21,28 @@ class Change:
     rule: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
+        """The change as a JSON object."""
         return asdict(self)
 
 
-def compare(old: Mapping[str, Any], new: Mapping[str, Any], units: Mapping[str, str | None] | None = None,
-            rules: Mapping[str, str] | None = None) -> list[Change]:
+def compare(
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+    units: Mapping[str, str | None] | None = None,
+    rules: Mapping[str, str] | None = None,
+) -> list[Change]:
     """Every attribute whose value differs between ``old`` and ``new`` (missing counts as None)."""
     units = units or {}
     rules = rules or {}
-    return [Change(a, old.get(a), new.get(a), units.get(a), rules.get(a))
-            for a in sorted(set(old) | set(new)) if canonical(old.get(a)) != canonical(new.get(a))]
+    return [
+        Change(a, old.get(a), new.get(a), units.get(a), rules.get(a))
+        for a in sorted(set(old) | set(new))
+        if canonical(old.get(a)) != canonical(new.get(a))
+    ]
 
 
 def conclusions(result: Result) -> dict[str, Any]:
+    """Every concluded attribute's value."""
     return {a: c.value for a, c in result.conclusions.items()}
 
 
@@ -43,6 +52,7 @@ def binding_rules(result: Result) -> dict[str, str]:
 
 
 def compare_results(old: Result, new: Result) -> list[Change]:
+    """What changes from one recommendation to another, with units and the rule that set each new value."""
     units = {a: new.rulebase.attributes[a].unit for a in set(old.conclusions) | set(new.conclusions)}
     return compare(conclusions(old), conclusions(new), units, binding_rules(new))
 
@@ -55,5 +65,8 @@ def responsible(changed_rules: Iterable[str], fired: Iterable[str]) -> list[str]
 
 def rule_changes(old: Mapping[str, str], new: Mapping[str, str]) -> dict[str, list[str]]:
     """Rules added, removed and edited between two {rule id: sha256} maps."""
-    return {"rules_added": sorted(set(new) - set(old)), "rules_removed": sorted(set(old) - set(new)),
-            "rules_edited": sorted(r for r in set(old) & set(new) if old[r] != new[r])}
+    return {
+        "rules_added": sorted(set(new) - set(old)),
+        "rules_removed": sorted(set(old) - set(new)),
+        "rules_edited": sorted(r for r in set(old) & set(new) if old[r] != new[r]),
+    }

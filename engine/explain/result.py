@@ -1,4 +1,5 @@
 """What a recommendation returns: values, explanations and the derivation graph."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -12,14 +13,17 @@ from ..run.session import Conclusion, Firing, Outcome
 
 
 def value_node(attr: str) -> str:
+    """The derivation graph's node of an attribute's value."""
     return f"v:{attr}"
 
 
 def firing_node(index: int) -> str:
+    """The derivation graph's node of a firing."""
     return f"f:{index}"
 
 
 def item_node(catalog: str, item_id: str) -> str:
+    """The derivation graph's node of a catalog item."""
     return f"i:{catalog}:{item_id}"
 
 
@@ -33,25 +37,30 @@ class Result:
     # -- values ------------------------------------------------------------
     @property
     def workload(self) -> Workload:
+        """The workload this recommendation is for."""
         assert self.outcome.workload is not None
         return self.outcome.workload
 
     @property
     def values(self) -> Mapping[str, Any]:
+        """Every final value: inputs, constants and conclusions."""
         return self.outcome.values
 
     def __getitem__(self, attr: str) -> Any:
         return self.outcome.values[attr]
 
     def get(self, attr: str, default: Any = None) -> Any:
+        """One final value, or ``default``."""
         return self.outcome.values.get(attr, default)
 
     @property
     def conclusions(self) -> Mapping[str, Conclusion]:
+        """Every concluded attribute, with its contributions and how they combined."""
         return self.outcome.conclusions
 
     @property
     def firings(self) -> tuple[Firing, ...]:
+        """Every rule firing, in order."""
         return self.outcome.firings
 
     # -- the derivation graph --------------------------------------------------
@@ -63,32 +72,67 @@ class Result:
         rb = self.rulebase
         g = nx.DiGraph()
         for attr, iv in self.outcome.inputs.items():
-            g.add_node(value_node(attr), kind="value", attribute=attr, value=iv.value,
-                       unit=rb.attributes[attr].unit, origin=iv.origin, detail=iv.detail)
+            g.add_node(
+                value_node(attr),
+                kind="value",
+                attribute=attr,
+                value=iv.value,
+                unit=rb.attributes[attr].unit,
+                origin=iv.origin,
+                detail=iv.detail,
+            )
         for attr, c in self.outcome.conclusions.items():
             a = rb.attributes[attr]
-            g.add_node(value_node(attr), kind="value", attribute=attr, value=c.value, unit=a.unit,
-                       origin="rule", combine=a.combine, note=c.combined.note)
+            g.add_node(
+                value_node(attr),
+                kind="value",
+                attribute=attr,
+                value=c.value,
+                unit=a.unit,
+                origin="rule",
+                combine=a.combine,
+                note=c.combined.note,
+            )
         for f in self.outcome.firings:
             rule = rb.rules[f.rule].rule
             fn = firing_node(f.index)
-            g.add_node(fn, kind="firing", rule=f.rule, summary=rule.summary, stratum=f.stratum,
-                       sources=[s.as_dict() for s in rule.sources], file=rule.file,
-                       lets=dict(f.lets), outputs=dict(f.outputs))
+            g.add_node(
+                fn,
+                kind="firing",
+                rule=f.rule,
+                summary=rule.summary,
+                stratum=f.stratum,
+                sources=[s.as_dict() for s in rule.sources],
+                file=rule.file,
+                lets=dict(f.lets),
+                outputs=dict(f.outputs),
+            )
             for attr, value in f.attrs.items():
                 g.add_edge(value_node(attr), fn, kind="premise", value=value)
             for alias, (catalog, item_id) in f.items.items():
                 item = rb.catalogs[catalog].items[item_id]
                 node = item_node(catalog, item_id)
                 if node not in g:
-                    g.add_node(node, kind="item", catalog=catalog, id=item_id, name=item.name,
-                               file=item.file, line=item.line,
-                               sources=[s.as_dict() for s in item.sources])
+                    g.add_node(
+                        node,
+                        kind="item",
+                        catalog=catalog,
+                        id=item_id,
+                        name=item.name,
+                        file=item.file,
+                        line=item.line,
+                        sources=[s.as_dict() for s in item.sources],
+                    )
                 g.add_edge(node, fn, kind="premise", alias=alias)
         for attr, c in self.outcome.conclusions.items():
             for i, contrib in enumerate(c.contributions):
-                g.add_edge(firing_node(contrib.firing), value_node(attr), kind="contribution",
-                           value=contrib.value, binding=i in c.combined.binding)
+                g.add_edge(
+                    firing_node(contrib.firing),
+                    value_node(attr),
+                    kind="contribution",
+                    value=contrib.value,
+                    binding=i in c.combined.binding,
+                )
         return g
 
     # -- explanations ------------------------------------------------------------
@@ -98,35 +142,61 @@ class Result:
         a = rb.attributes[attr]
         if attr in self.outcome.inputs:
             iv = self.outcome.inputs[attr]
-            return {"attribute": attr, "value": iv.value, "unit": a.unit, "description": a.description,
-                    "origin": iv.origin, "detail": iv.detail}
+            return {
+                "attribute": attr,
+                "value": iv.value,
+                "unit": a.unit,
+                "description": a.description,
+                "origin": iv.origin,
+                "detail": iv.detail,
+            }
         c = self.outcome.conclusions.get(attr)
         if c is None:
-            return {"attribute": attr, "value": None, "unit": a.unit, "description": a.description,
-                    "origin": "none", "detail": "no rule concluded it for this workload",
-                    "writers": list(rb.writers.get(attr, ()))}
+            return {
+                "attribute": attr,
+                "value": None,
+                "unit": a.unit,
+                "description": a.description,
+                "origin": "none",
+                "detail": "no rule concluded it for this workload",
+                "writers": list(rb.writers.get(attr, ())),
+            }
         contributions = []
         for i, contrib in enumerate(c.contributions):
             f = self.outcome.firings[contrib.firing]
             rule = rb.rules[contrib.rule].rule
-            contributions.append({
-                "rule": rule.id, "summary": rule.summary, "file": rule.file, "overlay": rule.overlay,
-                "sources": [s.as_dict() for s in rule.sources],
-                "value": contrib.value, "binding": i in c.combined.binding,
-                "priority": rule.priority,
-                "inputs": {k: v for k, v in sorted(f.attrs.items())},
-                "items": {al: {"catalog": cat, "id": iid} for al, (cat, iid) in sorted(f.items.items())},
-                "lets": dict(f.lets),
-            })
+            contributions.append(
+                {
+                    "rule": rule.id,
+                    "summary": rule.summary,
+                    "file": rule.file,
+                    "overlay": rule.overlay,
+                    "sources": [s.as_dict() for s in rule.sources],
+                    "value": contrib.value,
+                    "binding": i in c.combined.binding,
+                    "priority": rule.priority,
+                    "inputs": {k: v for k, v in sorted(f.attrs.items())},
+                    "items": {al: {"catalog": cat, "id": iid} for al, (cat, iid) in sorted(f.items.items())},
+                    "lets": dict(f.lets),
+                }
+            )
         binding = [x for x in contributions if x["binding"]]
-        return {"attribute": attr, "value": c.value, "unit": a.unit, "description": a.description,
-                "origin": "rule", "combine": a.combine, "note": c.combined.note,
-                "rule": binding[0]["rule"], "binding": binding,
-                "beaten": [x for x in contributions if not x["binding"]]}
+        return {
+            "attribute": attr,
+            "value": c.value,
+            "unit": a.unit,
+            "description": a.description,
+            "origin": "rule",
+            "combine": a.combine,
+            "note": c.combined.note,
+            "rule": binding[0]["rule"],
+            "binding": binding,
+            "beaten": [x for x in contributions if not x["binding"]],
+        }
 
     def explain_tree(self, attr: str, depth: int | None = None) -> dict[str, Any]:
         """The derivation of ``attr`` down to the input facts (or ``depth`` levels)."""
-        seen: set = set()
+        seen: set[str] = set()
 
         def walk(name: str, level: int) -> dict[str, Any]:
             step = self.explain(name)
@@ -136,11 +206,12 @@ class Result:
                 return step
             seen.add(name)
             step["truncated"] = False
-            premises = []
+            premises: list[dict[str, Any]] = []
             for contrib in step["binding"]:
                 for pname in contrib["inputs"]:
                     if pname not in [p["attribute"] for p in premises]:
                         premises.append(walk(pname, level + 1))
             step["premises"] = premises
             return step
+
         return walk(attr, 0)

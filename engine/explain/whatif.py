@@ -49,6 +49,7 @@ def load_variant(rec: Any, data: dict[str, Any], label: str) -> Workload:
 
 
 def recommend_variant(rec: Any, data: dict[str, Any], label: str) -> Result:
+    """The recommendation for a changed workload mapping."""
     return rec.recommend(load_variant(rec, data, label))  # type: ignore[no-any-return]
 
 
@@ -62,16 +63,20 @@ def condition(expr_text: str) -> Callable[[Result], bool]:
     def holds(result: Result) -> bool:
         def resolve(name: str) -> X.Getter:
             return lambda env: result.get(name)
+
         try:
             return bool(e.bind(resolve)({}))
         except X.ExprError:
             return False
+
     return holds
 
 
-def largest(rec: Any, data: dict[str, Any], field: str, holds: Callable[[Result], bool], label: str,
-            limit: int = 10**7) -> tuple[int | None, Result | None, Result | None]:
+def largest(
+    rec: Any, data: dict[str, Any], field: str, holds: Callable[[Result], bool], label: str, limit: int = 10**7
+) -> tuple[int | None, Result | None, Result | None]:
     """Largest positive integer value of ``field`` for which ``holds`` is true (search over the rules)."""
+
     def ok(n: int) -> tuple[bool, Result | None]:
         d = copy.deepcopy(data)
         set_field(d, field, n)
@@ -80,6 +85,7 @@ def largest(rec: Any, data: dict[str, Any], field: str, holds: Callable[[Result]
         except GpusizerError:
             return False, None
         return holds(r), r
+
     good, first = ok(1)
     if not good:
         return None, first, None

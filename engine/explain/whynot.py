@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import InputError
 from ..format import num
 from ..load import expr as X
-from ..load.ir import AnyOf, AttrCond, Condition, ItemCond, Item, Not, Ref, Test
+from ..load.ir import AnyOf, AttrCond, Condition, Item, ItemCond, Not, Ref, Test
 from ..plan import semantics as S
 from ..plan.resolve import PlannedRule
 from ..plan.rulebase import Rulebase
@@ -22,6 +22,7 @@ from .result import Result
 
 
 def parse_query(rb: Rulebase, query: str) -> tuple[str, Any]:
+    """ATTRIBUTE=VALUE from the command line, the value typed as the attribute is."""
     if "=" not in query:
         raise InputError(f"'{query}' is not ATTRIBUTE=VALUE", help="e.g. ram.system_gb=64")
     name, raw = query.split("=", 1)
@@ -35,8 +36,9 @@ def parse_query(rb: Rulebase, query: str) -> tuple[str, Any]:
             value = int(number) if number.is_integer() else number
         except ValueError:
             if attr.type != "scalar":
-                raise InputError(f"'{raw}' is not a number, and {name} is a {attr.type}",
-                                 help=f"e.g. {name}=64") from None
+                raise InputError(
+                    f"'{raw}' is not a number, and {name} is a {attr.type}", help=f"e.g. {name}=64"
+                ) from None
     elif attr.type == "boolean":
         if raw.lower() not in ("true", "false", "yes", "no"):
             raise InputError(f"{name} is true or false, not '{raw}'", help=f"e.g. {name}=true")
@@ -87,24 +89,41 @@ class _Failures:
                 branches = [self.list(branch, False) for branch in cond.branches]
                 if all(branches):
                     first = branches[0][0]
-                    out.append(dict(first, failed=f"{first['failed']}, and none of the other "
-                                                  f"{len(branches) - 1} alternative(s) holds either"))
+                    out.append(
+                        dict(
+                            first,
+                            failed=f"{first['failed']}, and none of the other "
+                            f"{len(branches) - 1} alternative(s) holds either",
+                        )
+                    )
                 continue
             negated = isinstance(cond, Not)
             inner = cond.inner if isinstance(cond, Not) else cond
             if isinstance(inner, ItemCond):
                 item = self.env.items.get(inner.alias)
                 if item is None:
-                    if negated and not S.holds(cond, self.env):  # type: ignore[arg-type]
-                        out.append({"condition": i, "fact": f"{inner.catalog} item", "value": None,
-                                    "failed": "the negated condition holds"})
+                    if isinstance(cond, Not) and not S.holds(cond, self.env):
+                        out.append(
+                            {
+                                "condition": i,
+                                "fact": f"{inner.catalog} item",
+                                "value": None,
+                                "failed": "the negated condition holds",
+                            }
+                        )
                     continue
                 for f in inner.where:
                     value = S.field_value(item, f.field)
                     bad = S.first_failing(f.tests, value, self.env)
                     if (bad is None) == negated:
-                        out.append({"condition": i, "fact": f"{inner.alias}.{f.field}", "value": _shown(value),
-                                    "failed": _describe(bad, self.env) if bad else "the negated condition holds"})
+                        out.append(
+                            {
+                                "condition": i,
+                                "fact": f"{inner.alias}.{f.field}",
+                                "value": _shown(value),
+                                "failed": _describe(bad, self.env) if bad else "the negated condition holds",
+                            }
+                        )
                 continue
             assert isinstance(inner, AttrCond)
             value = S.attr_value(self.env, inner.attribute)
@@ -149,6 +168,7 @@ def _record_field(rule: PlannedRule, attr: str) -> tuple[str, str] | None:
 
 
 def why_not(result: Result, attr: str, value: Any) -> dict[str, Any]:
+    """Why ``attr`` is not ``value`` in this recommendation: the most specific answer that applies."""
     rb = result.rulebase
     a = rb.attributes[attr]
     values = result.outcome.values
@@ -159,11 +179,20 @@ def why_not(result: Result, attr: str, value: Any) -> dict[str, Any]:
     if a.given:
         iv = result.outcome.inputs.get(attr)
         what = "workload input" if a.input else "named constant"
-        return dict(base, kind="input", message=f"{attr} is a {what}; it is {current!r} "
-                    f"({iv.origin}: {iv.detail})" if iv else f"{attr} is a {what} and is not given")
+        return dict(
+            base,
+            kind="input",
+            message=f"{attr} is a {what}; it is {current!r} ({iv.origin}: {iv.detail})"
+            if iv
+            else f"{attr} is a {what} and is not given",
+        )
     if a.enum and value not in a.enum:
-        return dict(base, kind="impossible", message=f"no rule can ever conclude {attr}={value!r}: its declared "
-                    f"values are {', '.join(map(str, a.enum))}")
+        return dict(
+            base,
+            kind="impossible",
+            message=f"no rule can ever conclude {attr}={value!r}: its declared "
+            f"values are {', '.join(map(str, a.enum))}",
+        )
     writers = rb.writers.get(attr, ())
     if not writers:
         return dict(base, kind="impossible", message=f"nothing in the rulebase concludes {attr}")
@@ -173,9 +202,14 @@ def why_not(result: Result, attr: str, value: Any) -> dict[str, Any]:
         winner = c.contributions[c.combined.binding[0]]
         for contrib in c.contributions:
             if _same(contrib.value, value):
-                return dict(base, kind="overridden", rule=contrib.rule, by=winner.rule,
-                            message=f"{contrib.rule} concluded {value!r}, but {attr} combines by "
-                                    f"'{a.combine}' ({c.combined.note}) and {winner.rule}'s {winner.value!r} won")
+                return dict(
+                    base,
+                    kind="overridden",
+                    rule=contrib.rule,
+                    by=winner.rule,
+                    message=f"{contrib.rule} concluded {value!r}, but {attr} combines by "
+                    f"'{a.combine}' ({c.combined.note}) and {winner.rule}'s {winner.value!r} won",
+                )
     # 2. follow a plain field of a record attribute (gpu.model = gpu.selection.gpu)
     for rid in writers:
         link = _record_field(rb.rules[rid], attr)
@@ -185,7 +219,7 @@ def why_not(result: Result, attr: str, value: Any) -> dict[str, Any]:
             if answer:
                 return dict(base, via=f"{rid}: {attr} = {rec_attr}.{field}", **answer)
     # 3. each writer: did it fire with another value, or which condition failed?
-    reasons = []
+    reasons: list[dict[str, Any]] = []
     for rid in writers:
         rule = rb.rules[rid]
         fired = [f for f in result.firings if f.rule == rid]
@@ -195,16 +229,27 @@ def why_not(result: Result, attr: str, value: Any) -> dict[str, Any]:
         reasons.append({"rule": rid, "fired": False, "failed": _Failures(result, rule, {}).list()})
     silent = [r for r in reasons if not r["fired"]]
     if silent:
-        parts = []
+        parts: list[str] = []
         for r in silent:
             fail = r["failed"][0] if r["failed"] else None
-            parts.append(f"{r['rule']}: the condition on {fail['fact']} failed: {fail['failed']} "
-                         f"(it is {fail['value']!r})" if fail else f"{r['rule']} did not fire")
-        return dict(base, kind="failed-condition", rules=reasons,
-                    message=f"the rules that would conclude {attr} did not fire: " + "; ".join(parts))
-    return dict(base, kind="not-produced", rules=reasons,
-                message=f"every rule that concludes {attr} fired and concluded something else: "
-                        + "; ".join(f"{r['rule']} gave {r['concluded']!r}" for r in reasons))
+            parts.append(
+                f"{r['rule']}: the condition on {fail['fact']} failed: {fail['failed']} (it is {fail['value']!r})"
+                if fail
+                else f"{r['rule']} did not fire"
+            )
+        return dict(
+            base,
+            kind="failed-condition",
+            rules=reasons,
+            message=f"the rules that would conclude {attr} did not fire: " + "; ".join(parts),
+        )
+    return dict(
+        base,
+        kind="not-produced",
+        rules=reasons,
+        message=f"every rule that concludes {attr} fired and concluded something else: "
+        + "; ".join(f"{r['rule']} gave {r['concluded']!r}" for r in reasons),
+    )
 
 
 def _why_not_candidate(result: Result, rec_attr: str, field: str, value: Any) -> dict[str, Any] | None:
@@ -218,14 +263,21 @@ def _why_not_candidate(result: Result, rec_attr: str, field: str, value: Any) ->
                 lost = contrib.value
                 key = a.key[0]
                 diff = lost[key] - win[key]
-                out = {"kind": "beaten-candidate", "rule": contrib.rule, "candidate": lost, "winner": win,
-                       "margin": diff,
-                       "message": f"{value!r} was a candidate ({_brief(lost)}) but {win.get(field)!r} won on "
-                                  f"{key}: {lost[key]:g} vs {win[key]:g} ({'+' if diff >= 0 else ''}{diff:g})"}
+                out = {
+                    "kind": "beaten-candidate",
+                    "rule": contrib.rule,
+                    "candidate": lost,
+                    "winner": win,
+                    "margin": diff,
+                    "message": f"{value!r} was a candidate ({_brief(lost)}) but {win.get(field)!r} won on "
+                    f"{key}: {lost[key]:g} vs {win[key]:g} ({'+' if diff >= 0 else ''}{diff:g})",
+                }
                 if a.first_by and lost.get(a.first_by) != win.get(a.first_by):
-                    out["message"] = (f"{value!r} was a candidate ({_brief(lost)}) but {win.get(field)!r} won "
-                                      f"first on {a.first_by}: {lost.get(a.first_by)!r} vs {win.get(a.first_by)!r}, "
-                                      f"which is compared before {key}")
+                    out["message"] = (
+                        f"{value!r} was a candidate ({_brief(lost)}) but {win.get(field)!r} won "
+                        f"first on {a.first_by}: {lost.get(a.first_by)!r} vs {win.get(a.first_by)!r}, "
+                        f"which is compared before {key}"
+                    )
                 return out
     # no candidate with that value: which candidate rule would have made it, and what stopped it?
     blocked = []
@@ -244,29 +296,46 @@ def _why_not_candidate(result: Result, rec_attr: str, field: str, value: Any) ->
         catalog = rb.catalogs[rule.items[alias]]
         item = next((it for it in catalog.items.values() if _same(it.get(item_field), value)), None)
         if item is None:
-            return {"kind": "impossible", "message": f"no item of catalog '{catalog.name}' has "
-                    f"{item_field} = {value!r}, so no rule can propose it", "known": sorted(catalog.items)}
+            return {
+                "kind": "impossible",
+                "message": f"no item of catalog '{catalog.name}' has "
+                f"{item_field} = {value!r}, so no rule can propose it",
+                "known": sorted(catalog.items),
+            }
         failures = _Failures(result, rule, {alias: item}).list()
         if failures:
             blocked.append((rid, item, failures))
-    for rid, item, failures in blocked:
+    for _, item, failures in blocked:
         excluded = [f for f in failures if f["failed"].startswith("not_contains")]
         who = _who_added(result, excluded[0]["fact"], item.id) if excluded else []
         if who:
-            reasons = [f"{f.rule} ({rb.rules[f.rule].rule.summary}) because "
-                       + (", ".join(f"{k} = {v!r}" for k, v in sorted(f.attrs.items())) or "its conditions held")
-                       for f in who]
+            reasons = [
+                f"{f.rule} ({rb.rules[f.rule].rule.summary}) because "
+                + (", ".join(f"{k} = {v!r}" for k, v in sorted(f.attrs.items())) or "its conditions held")
+                for f in who
+            ]
             rules = ", ".join(r for r, _, _ in blocked)
-            return {"kind": "excluded", "rule": who[0].rule, "candidate_rules": [r for r, _, _ in blocked],
-                    "message": f"{item.id} was excluded by " + "; and by ".join(reasons)
-                               + f"; the candidate rules ({rules}) skip excluded items",
-                    "inputs": dict(who[0].attrs),
-                    "excluded_by": [{"rule": f.rule, "inputs": dict(f.attrs)} for f in who]}
+            return {
+                "kind": "excluded",
+                "rule": who[0].rule,
+                "candidate_rules": [r for r, _, _ in blocked],
+                "message": f"{item.id} was excluded by "
+                + "; and by ".join(reasons)
+                + f"; the candidate rules ({rules}) skip excluded items",
+                "inputs": dict(who[0].attrs),
+                "excluded_by": [{"rule": f.rule, "inputs": dict(f.attrs)} for f in who],
+            }
     if blocked:
-        parts = [f"{rid}: the condition on {f[0]['fact']} failed: {f[0]['failed']} (it is {f[0]['value']!r})"
-                 for rid, _, f in blocked]
-        return {"kind": "failed-condition", "item": blocked[0][1].id, "rules": [r for r, _, _ in blocked],
-                "message": f"no rule proposed {blocked[0][1].id}: " + "; ".join(parts)}
+        parts = [
+            f"{rid}: the condition on {f[0]['fact']} failed: {f[0]['failed']} (it is {f[0]['value']!r})"
+            for rid, _, f in blocked
+        ]
+        return {
+            "kind": "failed-condition",
+            "item": blocked[0][1].id,
+            "rules": [r for r, _, _ in blocked],
+            "message": f"no rule proposed {blocked[0][1].id}: " + "; ".join(parts),
+        }
     return None
 
 
@@ -275,8 +344,11 @@ def _who_added(result: Result, list_attr: str, member: Any) -> list[Any]:
     c = result.outcome.conclusions.get(list_attr)
     if c is None:
         return []
-    return [result.outcome.firings[contrib.firing] for contrib in c.contributions
-            if contrib.value == member or (isinstance(contrib.value, list) and member in contrib.value)]
+    return [
+        result.outcome.firings[contrib.firing]
+        for contrib in c.contributions
+        if contrib.value == member or (isinstance(contrib.value, list) and member in contrib.value)
+    ]
 
 
 def _brief(rec: dict[str, Any]) -> str:

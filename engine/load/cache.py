@@ -28,7 +28,7 @@ def _dir() -> Path | None:
 
 @lru_cache(maxsize=1)
 def _code_hash() -> str:
-    """gpusizer's own code and schemas: an edited loader must not trust a memo of another."""
+    """Gpusizer's own code and schemas: an edited loader must not trust a memo of another."""
     h = hashlib.sha256()
     for p in sorted(_ENGINE.rglob("*")):
         if p.suffix in (".py", ".json") and p.is_file():
@@ -57,11 +57,13 @@ def _private(d: Path) -> bool:
 
 
 def known(k: str) -> bool:
+    """The rulebase with this key passed validation before."""
     d = _dir()
     return d is not None and _private(d) and (d / f"valid-{k}").is_file()
 
 
 def remember(k: str) -> None:
+    """Remember that the rulebase with this key passed validation."""
     d = _dir()
     if d is None:
         return

@@ -19,8 +19,10 @@ def parse_when(doc: Doc, raw: list[Any], path: NodePath = ("when",)) -> tuple[Co
 
 def _condition(doc: Doc, raw: dict[str, Any], path: NodePath) -> Condition:
     if "any" in raw:
-        branches = tuple(tuple(_simple(doc, c, (*path, "any", j, m)) for m, c in enumerate(branch))
-                         for j, branch in enumerate(raw["any"]))
+        branches = tuple(
+            tuple(_simple(doc, c, (*path, "any", j, m)) for m, c in enumerate(branch))
+            for j, branch in enumerate(raw["any"])
+        )
         return AnyOf(branches, doc.span(path))
     return _simple(doc, raw, path)
 
@@ -37,8 +39,10 @@ def _simple(doc: Doc, raw: dict[str, Any], path: NodePath) -> Simple:
 
 
 def _item(doc: Doc, raw: dict[str, Any], path: NodePath) -> ItemCond:
-    where = tuple(FieldCond(name, tests_of(doc, t, (*path, "where", name)), doc.span((*path, "where", name), key=True))
-                  for name, t in (raw.get("where") or {}).items())
+    where = tuple(
+        FieldCond(name, tests_of(doc, t, (*path, "where", name)), doc.span((*path, "where", name), key=True))
+        for name, t in (raw.get("where") or {}).items()
+    )
     return ItemCond(raw["item"], raw["as"], where, doc.span((*path, "item")))
 
 
@@ -78,9 +82,14 @@ def _operand(doc: Doc, value: Any, path: NodePath) -> Operand:
             return Ref(X.parse(value["ref"]))
         except X.ExprError as exc:
             line, col = doc.where((*path, "ref"))
-            raise InputError(f"in ref: {exc.message}", file=doc.file, line=line,
-                             col=(col + exc.col - 1) if col and exc.col else col,
-                             snippet=doc.line_text(line), help=exc.help) from None
+            raise InputError(
+                f"in ref: {exc.message}",
+                file=doc.file,
+                line=line,
+                col=(col + exc.col - 1) if col and exc.col else col,
+                snippet=doc.line_text(line),
+                help=exc.help,
+            ) from None
     return value  # type: ignore[no-any-return]
 
 

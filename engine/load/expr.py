@@ -23,7 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..format import num, text as as_text
+from ..format import num
+from ..format import text as as_text
 
 Getter = Callable[[dict[str, Any]], Any]
 Resolver = Callable[[str], Getter]
@@ -37,20 +38,20 @@ MAX_DEPTH = 100  # nesting of one expression
 class ExprError(Exception):
     """A problem in an expression; ``col`` is 1-based within the expression."""
 
-    def __init__(self, message: str, col: int | None = None, help: str | None = None):
+    def __init__(self, message: str, col: int | None = None, help: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.col = col
         self.help = help
 
 
-def _num(x, what):
+def _num(x: Any, what: str) -> int | float:
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         raise ExprError(f"{what} needs numbers, got {type(x).__name__} {x!r}")
     return x
 
 
-def _round_up_to(x, sizes):
+def _round_up_to(x: Any, sizes: Any) -> Any:
     """Smallest size in ``sizes`` that is >= x (the largest size if none is)."""
     _num(x, "round_up_to")
     if not isinstance(sizes, (list, tuple)) or not sizes:
@@ -62,14 +63,14 @@ def _round_up_to(x, sizes):
     return ordered[-1]
 
 
-def _next_pow2(x):
+def _next_pow2(x: Any) -> int:
     _num(x, "next_pow2")
     if x <= 1:
         return 1
     return 1 << math.ceil(math.log2(x) - 1e-12)
 
 
-def _ceil(x, step=None):
+def _ceil(x: Any, step: Any = None) -> Any:
     _num(x, "ceil")
     if step is None:
         return math.ceil(x - 1e-9 * max(1.0, abs(x)))
@@ -79,7 +80,7 @@ def _ceil(x, step=None):
     return math.ceil(x / step - 1e-9) * step
 
 
-def _floor(x, step=None):
+def _floor(x: Any, step: Any = None) -> Any:
     _num(x, "floor")
     if step is None:
         return math.floor(x + 1e-9 * max(1.0, abs(x)))
@@ -89,12 +90,12 @@ def _floor(x, step=None):
     return math.floor(x / step + 1e-9) * step
 
 
-def _round(x, digits=0):
+def _round(x: Any, digits: Any = 0) -> Any:
     _num(x, "round")
     return round(x, int(digits)) if digits else round(x)
 
 
-def _text(x, digits=4):
+def _text(x: Any, digits: Any = 4) -> str:
     """A value written for people, as reports write it (numbers to ``digits`` significant digits)."""
     if isinstance(x, (int, float)) and not isinstance(x, bool):
         return num(x, int(_num(digits, "text")))
@@ -103,46 +104,69 @@ def _text(x, digits=4):
     raise ExprError(f"text() cannot format {type(x).__name__}")
 
 
-def _clamp(x, lo, hi):
+def _clamp(x: Any, lo: Any, hi: Any) -> Any:
     return max(_num(lo, "clamp"), min(_num(x, "clamp"), _num(hi, "clamp")))
 
 
-def _sum(items):
+def _sum(items: Any) -> Any:
     if not isinstance(items, (list, tuple)):
         raise ExprError("sum() needs a list")
     return sum(_num(i, "sum") for i in items)
 
 
-def _len(items):
+def _len(items: Any) -> int:
     if not isinstance(items, (list, tuple, str)):
         raise ExprError("len() needs a list or text")
     return len(items)
 
 
-def _minmax(fn, name):
-    def call(*args):
+def _minmax(fn: Callable[[Any], Any], name: str) -> Callable[..., Any]:
+    def call(*args: Any) -> Any:
         vals = args[0] if len(args) == 1 and isinstance(args[0], (list, tuple)) else args
         if not vals:
             raise ExprError(f"{name}() of nothing")
         return fn(_num(v, name) for v in vals)
+
     return call
 
 
-FUNCTIONS: dict[str, Callable] = {
-    "ceil": _ceil, "floor": _floor, "round": _round, "abs": lambda x: abs(_num(x, "abs")),
-    "min": _minmax(min, "min"), "max": _minmax(max, "max"), "clamp": _clamp,
-    "round_up_to": _round_up_to, "next_pow2": _next_pow2, "log2": lambda x: math.log2(_num(x, "log2")),
-    "sqrt": lambda x: math.sqrt(_num(x, "sqrt")), "sum": _sum, "len": _len, "text": _text,
+FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "ceil": _ceil,
+    "floor": _floor,
+    "round": _round,
+    "abs": lambda x: abs(_num(x, "abs")),
+    "min": _minmax(min, "min"),
+    "max": _minmax(max, "max"),
+    "clamp": _clamp,
+    "round_up_to": _round_up_to,
+    "next_pow2": _next_pow2,
+    "log2": lambda x: math.log2(_num(x, "log2")),
+    "sqrt": lambda x: math.sqrt(_num(x, "sqrt")),
+    "sum": _sum,
+    "len": _len,
+    "text": _text,
 }
 
 # YAML's spellings, so rule authors can write what they write elsewhere in the file
 _WORDS = {"true": True, "false": False, "null": None}
 
-_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-           ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
-           ast.Pow: operator.pow}
-_CMPOPS = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
-           ast.Gt: operator.gt, ast.GtE: operator.ge}
+_BINOPS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
+_CMPOPS = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+}
 
 
 @dataclass(frozen=True, eq=False)
@@ -159,6 +183,7 @@ class Expr:
 
     @property
     def constant(self) -> bool:
+        """The expression is a literal."""
         return isinstance(self.tree.body, ast.Constant)
 
 
@@ -171,9 +196,11 @@ class Template:
 
     @property
     def names(self) -> frozenset[str]:
+        """Every dotted name the placeholders read."""
         return frozenset(n for p in self.parts if isinstance(p, Expr) for n in p.names)
 
     def bind(self, resolve: Resolver) -> Getter:
+        """Compile to a closure; one placeholder alone gives its value, anything else text."""
         bound: list[str | Getter] = [p if isinstance(p, str) else p.bind(resolve) for p in self.parts]
         if len(bound) == 1 and not isinstance(bound[0], str):
             return bound[0]  # one placeholder alone: the value itself
@@ -186,6 +213,7 @@ class Template:
             if len(out) > MAX_LENGTH:
                 raise ExprError(f"text longer than {MAX_LENGTH:,} characters")
             return out
+
         return render
 
 
@@ -230,8 +258,9 @@ def parse_template(source: str) -> Template:
         try:
             parts.append(parse(source[start:j]))
         except ExprError as exc:
-            raise ExprError(f"in placeholder {{{source[start:j]}}}: {exc.message}",
-                            start + (exc.col or 1), exc.help) from None
+            raise ExprError(
+                f"in placeholder {{{source[start:j]}}}: {exc.message}", start + (exc.col or 1), exc.help
+            ) from None
         i = j + 1
     if buf or not parts:
         parts.append("".join(buf))
@@ -239,6 +268,7 @@ def parse_template(source: str) -> Template:
 
 
 def dotted(node: ast.AST) -> str | None:
+    """``a.b.c`` for a name or attribute chain, or None."""
     parts = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
@@ -259,25 +289,52 @@ def parse(source: object) -> Expr:
     if not text:
         raise ExprError("empty expression", 1, "write a value or a formula")
     if len(text) > MAX_SOURCE:
-        raise ExprError(f"an expression of {len(text):,} characters; at most {MAX_SOURCE:,}", 1,
-                        "compute intermediate values with 'let', or split the rule")
+        raise ExprError(
+            f"an expression of {len(text):,} characters; at most {MAX_SOURCE:,}",
+            1,
+            "compute intermediate values with 'let', or split the rule",
+        )
     try:
         tree = ast.parse(text, mode="eval")
         names: set[str] = set()
         _check(tree.body, names, 0)
     except SyntaxError as exc:
-        raise ExprError(f"cannot parse expression: {exc.msg}", exc.offset,
-                        "expressions use Python-like syntax: a + b * c, ceil(x), "
-                        "a if cond else b") from None
+        raise ExprError(
+            f"cannot parse expression: {exc.msg}",
+            exc.offset,
+            "expressions use Python-like syntax: a + b * c, ceil(x), a if cond else b",
+        ) from None
     except (RecursionError, MemoryError):
-        raise ExprError(f"the expression nests deeper than {MAX_DEPTH} levels", 1,
-                        "compute intermediate values with 'let'") from None
+        raise ExprError(
+            f"the expression nests deeper than {MAX_DEPTH} levels", 1, "compute intermediate values with 'let'"
+        ) from None
     return Expr(text, frozenset(names), tree)
 
 
-_ALLOWED = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp,
-            ast.Call, ast.Name, ast.Attribute, ast.Constant, ast.List, ast.Tuple, ast.Load,
-            ast.And, ast.Or, ast.Not, ast.USub, ast.UAdd, ast.In, ast.NotIn) + tuple(_BINOPS) + tuple(_CMPOPS)
+_ALLOWED = (
+    ast.Expression,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.BoolOp,
+    ast.Compare,
+    ast.IfExp,
+    ast.Call,
+    ast.Name,
+    ast.Attribute,
+    ast.Constant,
+    ast.List,
+    ast.Tuple,
+    ast.Load,
+    ast.And,
+    ast.Or,
+    ast.Not,
+    ast.USub,
+    ast.UAdd,
+    ast.In,
+    ast.NotIn,
+    *tuple(_BINOPS),
+    *tuple(_CMPOPS),
+)
 
 
 def _check(node: ast.AST, names: set[str], depth: int) -> None:
@@ -286,30 +343,41 @@ def _check(node: ast.AST, names: set[str], depth: int) -> None:
     col = getattr(node, "col_offset", None)
     col = col + 1 if col is not None else None
     if not isinstance(node, _ALLOWED):
-        raise ExprError(f"'{type(node).__name__}' is not allowed in a rule expression", col,
-                        "use arithmetic, comparisons, 'and'/'or'/'not', 'x if c else y', "
-                        f"literals and the functions {', '.join(sorted(FUNCTIONS))}")
+        raise ExprError(
+            f"'{type(node).__name__}' is not allowed in a rule expression",
+            col,
+            "use arithmetic, comparisons, 'and'/'or'/'not', 'x if c else y', "
+            f"literals and the functions {', '.join(sorted(FUNCTIONS))}",
+        )
     if isinstance(node, ast.Name) and node.id in _WORDS:
         return
     if isinstance(node, (ast.Name, ast.Attribute)):
         name = dotted(node)
         if name is None:
-            raise ExprError("only dotted names such as memory.weights_gb can be read", col,
-                            "read an attribute or a matched item field by its name")
+            raise ExprError(
+                "only dotted names such as memory.weights_gb can be read",
+                col,
+                "read an attribute or a matched item field by its name",
+            )
         for part in name.split("."):
             if part.startswith("_"):
-                raise ExprError(f"'{part}' starts with '_': private names cannot be read", col,
-                                "name an attribute or an item field; dunder access is forbidden")
+                raise ExprError(
+                    f"'{part}' starts with '_': private names cannot be read",
+                    col,
+                    "name an attribute or an item field; dunder access is forbidden",
+                )
         names.add(name)
         return
     if isinstance(node, ast.Call):
         if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
             fname = dotted(node.func) or ast.unparse(node.func)
-            raise ExprError(f"'{fname}' cannot be called: only the listed functions can", col,
-                            f"the functions are: {', '.join(sorted(FUNCTIONS))}")
+            raise ExprError(
+                f"'{fname}' cannot be called: only the listed functions can",
+                col,
+                f"the functions are: {', '.join(sorted(FUNCTIONS))}",
+            )
         if node.keywords:
-            raise ExprError("keyword arguments are not supported", col,
-                            "pass arguments by position")
+            raise ExprError("keyword arguments are not supported", col, "pass arguments by position")
         for arg in node.args:
             _check(arg, names, depth + 1)
         return
@@ -321,7 +389,7 @@ def _check(node: ast.AST, names: set[str], depth: int) -> None:
         _check(child, names, depth + 1)
 
 
-def _bounded(value, what):
+def _bounded(value: Any, what: str) -> Any:
     """The value, unless it is beyond what one expression may produce."""
     if isinstance(value, bool):
         return value
@@ -336,19 +404,19 @@ def _bounded(value, what):
     return value
 
 
-def _safe_pow(a, b):
+def _safe_pow(a: Any, b: Any) -> Any:
     _num(a, "**")
     _num(b, "**")
     if abs(b) > 64 or abs(a) > 1e100:
         raise ExprError("power too large")
     try:
-        return _bounded(a ** b, "'**'")
+        return _bounded(a**b, "'**'")
     except (OverflowError, ZeroDivisionError):
         raise ExprError("power out of range") from None
 
 
-def _arith(op, sym):
-    def run(a, b):
+def _arith(op: Callable[[Any, Any], Any], sym: str) -> Callable[[Any, Any], Any]:
+    def run(a: Any, b: Any) -> Any:
         if sym == "+" and isinstance(a, str) and isinstance(b, str):
             return _bounded(a + b, "'+'")
         if sym == "+" and isinstance(a, list) and isinstance(b, list):
@@ -361,6 +429,7 @@ def _arith(op, sym):
             raise ExprError(f"division by zero in '{sym}'") from None
         except OverflowError:
             raise ExprError(f"number too large in '{sym}'") from None
+
     return run
 
 
@@ -368,41 +437,44 @@ _SYM = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "
 
 
 class _Compiler:
-    def __init__(self, resolve):
+    def __init__(self, resolve: Resolver) -> None:
         self.resolve = resolve
 
-    def compile(self, node) -> Getter:
-        method = getattr(self, "c_" + type(node).__name__)
+    def compile(self, node: ast.AST) -> Getter:
+        method: Callable[[ast.AST], Getter] = getattr(self, "c_" + type(node).__name__)
         return method(node)
 
-    def c_Constant(self, node):
+    def c_Constant(self, node: Any) -> Getter:
         v = node.value
         return lambda env: v
 
-    def c_Name(self, node):
+    def c_Name(self, node: Any) -> Getter:
         if node.id in _WORDS:
             v = _WORDS[node.id]
             return lambda env: v
         return self.resolve(node.id)
 
-    def c_Attribute(self, node):
-        return self.resolve(dotted(node))
+    def c_Attribute(self, node: Any) -> Getter:
+        name = dotted(node)
+        assert name is not None  # parse() admits only dotted names
+        return self.resolve(name)
 
-    def c_List(self, node):
+    def c_List(self, node: Any) -> Getter:
         items = [self.compile(e) for e in node.elts]
         return lambda env: [f(env) for f in items]
 
     c_Tuple = c_List
 
-    def c_BinOp(self, node):
+    def c_BinOp(self, node: Any) -> Getter:
         left, right = self.compile(node.left), self.compile(node.right)
+        fn: Callable[[Any, Any], Any]
         if isinstance(node.op, ast.Pow):
             fn = _safe_pow
         else:
             fn = _arith(_BINOPS[type(node.op)], _SYM[type(node.op)])
         return lambda env: fn(left(env), right(env))
 
-    def c_UnaryOp(self, node):
+    def c_UnaryOp(self, node: Any) -> Getter:
         operand = self.compile(node.operand)
         if isinstance(node.op, ast.Not):
             return lambda env: not operand(env)
@@ -410,10 +482,11 @@ class _Compiler:
             return lambda env: -_num(operand(env), "'-'")
         return lambda env: +_num(operand(env), "'+'")
 
-    def c_BoolOp(self, node):
+    def c_BoolOp(self, node: Any) -> Getter:
         parts = [self.compile(v) for v in node.values]
         if isinstance(node.op, ast.And):
-            def run(env):
+
+            def run(env: dict[str, Any]) -> Any:
                 result = True
                 for p in parts:
                     result = p(env)
@@ -421,20 +494,22 @@ class _Compiler:
                         return result
                 return result
         else:
-            def run(env):
+
+            def run(env: dict[str, Any]) -> Any:
                 result = False
                 for p in parts:
                     result = p(env)
                     if result:
                         return result
                 return result
+
         return run
 
-    def c_Compare(self, node):
+    def c_Compare(self, node: Any) -> Getter:
         first = self.compile(node.left)
-        rest = [(type(op), self.compile(c)) for op, c in zip(node.ops, node.comparators)]
+        rest = [(type(op), self.compile(c)) for op, c in zip(node.ops, node.comparators, strict=True)]
 
-        def run(env):
+        def run(env: dict[str, Any]) -> bool:
             a = first(env)
             for op, getter in rest:
                 b = getter(env)
@@ -444,29 +519,31 @@ class _Compiler:
                     ok = (a in b) if op is ast.In else (a not in b)
                 else:
                     try:
-                        ok = _CMPOPS[op](a, b)
+                        ok = bool(_CMPOPS[op](a, b))
                     except TypeError:
                         raise ExprError(f"cannot compare {a!r} with {b!r}") from None
                 if not ok:
                     return False
                 a = b
             return True
+
         return run
 
-    def c_IfExp(self, node):
+    def c_IfExp(self, node: Any) -> Getter:
         test, body, orelse = self.compile(node.test), self.compile(node.body), self.compile(node.orelse)
         return lambda env: body(env) if test(env) else orelse(env)
 
-    def c_Call(self, node):
+    def c_Call(self, node: Any) -> Getter:
         fn = FUNCTIONS[node.func.id]
         args = [self.compile(a) for a in node.args]
         name = node.func.id
 
-        def run(env):
+        def run(env: dict[str, Any]) -> Any:
             try:
                 return _bounded(fn(*[a(env) for a in args]), f"{name}()")
             except ExprError:
                 raise
             except (TypeError, ValueError, OverflowError) as exc:
                 raise ExprError(f"{name}(): {exc}") from None
+
         return run

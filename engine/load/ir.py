@@ -19,10 +19,21 @@ Scalar: TypeAlias = str | int | float | bool
 Value: TypeAlias = Scalar | list["Value"] | dict[str, "Value"] | None
 
 # the operators of a test, in the order the docs list them
-Op = Literal["eq", "ne", "gt", "gte", "lt", "lte", "in", "not_in", "exists", "empty", "contains",
-             "not_contains"]
-OPS: tuple[Op, ...] = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "not_in", "exists", "empty", "contains",
-                       "not_contains")
+Op = Literal["eq", "ne", "gt", "gte", "lt", "lte", "in", "not_in", "exists", "empty", "contains", "not_contains"]
+OPS: tuple[Op, ...] = (
+    "eq",
+    "ne",
+    "gt",
+    "gte",
+    "lt",
+    "lte",
+    "in",
+    "not_in",
+    "exists",
+    "empty",
+    "contains",
+    "not_contains",
+)
 ORDERING: frozenset[str] = frozenset({"gt", "gte", "lt", "lte"})
 MEMBERSHIP: frozenset[str] = frozenset({"contains", "not_contains"})
 
@@ -37,6 +48,7 @@ class Span:
     snippet: str | None = None
 
     def render(self) -> str:
+        """``file:line:col``."""
         return ":".join(str(p) for p in (self.file, self.line, self.col) if p is not None)
 
 
@@ -51,8 +63,14 @@ class Source:
     note: str | None = None
 
     def as_dict(self) -> dict[str, str]:
-        pairs = (("doc", self.doc), ("quote", self.quote), ("url", self.url), ("section", self.section),
-                 ("note", self.note))
+        """The source's non-empty fields."""
+        pairs = (
+            ("doc", self.doc),
+            ("quote", self.quote),
+            ("url", self.url),
+            ("section", self.section),
+            ("note", self.note),
+        )
         return {k: v for k, v in pairs if v}
 
 
@@ -64,6 +82,7 @@ class Ref:
 
     @property
     def source(self) -> str:
+        """The ref's expression as written."""
         return self.expr.source
 
 
@@ -150,9 +169,11 @@ class Conclusion:
 
     @property
     def is_record(self) -> bool:
+        """It gives a record's fields."""
         return self.fields is not None
 
     def computed(self) -> tuple[Computed, ...]:
+        """The expressions and templates it evaluates."""
         return tuple(v for _, v in self.fields) if self.fields is not None else (self.value,) if self.value else ()
 
 
@@ -181,6 +202,7 @@ class Rule:
 
     @property
     def writes(self) -> tuple[str, ...]:
+        """The attributes the rule concludes, in file order."""
         return tuple(c.attribute for c in self.then)
 
     def key_span(self, key: str) -> Span:
@@ -217,6 +239,7 @@ class Attribute:
 
     @property
     def input(self) -> bool:
+        """It comes from the workload file."""
         return self.origin == "input"
 
     @property
@@ -226,6 +249,7 @@ class Attribute:
 
     @property
     def is_list(self) -> bool:
+        """It holds a list."""
         return self.type == "list"
 
     def takes_text(self, record_field: str | None = None) -> bool:
@@ -262,6 +286,7 @@ class Item:
     note: str | None = None
 
     def get(self, name: str) -> Value:
+        """A field's value (id and name included), or None."""
         if name == "id":
             return self.id
         if name == "name":
@@ -270,10 +295,12 @@ class Item:
 
     @property
     def file(self) -> str:
+        """The catalog file the item is in."""
         return self.span.file
 
     @property
     def line(self) -> int | None:
+        """The line the item starts on."""
         return self.span.line
 
 
@@ -289,6 +316,7 @@ class Catalog:
     sources: tuple[Source, ...] = ()
 
     def has_field(self, name: str) -> bool:
+        """The catalog declares the field (id and name always)."""
         return name in ("id", "name") or name in self.fields
 
 

@@ -8,13 +8,17 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import InputError, hint
-from .ir import Attribute, Catalog, CatalogField, InputValue, Item, Value
+from .ir import Attribute, AttrType, Catalog, CatalogField, InputValue, Item, Value
 from .rules import sources_of
 from .schema import check, engine_schema
 from .yamlsrc import Doc
 
-_PY_TYPES: dict[str, tuple[type, ...]] = {"integer": (int,), "number": (int, float), "string": (str,),
-                                          "boolean": (bool,)}
+_PY_TYPES: dict[str, tuple[type, ...]] = {
+    "integer": (int,),
+    "number": (int, float),
+    "string": (str,),
+    "boolean": (bool,),
+}
 CONSTANT_PREFIX = "const."
 
 
@@ -36,76 +40,143 @@ def kind_of(doc: Doc) -> str | None:
     return None
 
 
-def load_catalog(doc: Doc, errors: list[InputError], earlier: Catalog | None = None,
-                 trusted: bool = False) -> Catalog | None:
+def _item_values(
+    doc: Doc,
+    path: tuple[str | int, ...],
+    raw: dict[str, Any],
+    declared: Mapping[str, CatalogField],
+    name: str,
+    errors: list[InputError],
+) -> dict[str, Value]:
+    """An item's field values, each checked against its declaration (unknown, wrong type, not in enum)."""
+    values: dict[str, Value] = {}
+    for key, value in raw.items():
+        if key in ("id", "name", "source", "note"):
+            continue
+        f = declared.get(key)
+        if f is None:
+            errors.append(
+                doc.error(
+                    (*path, key),
+                    f"field '{key}' is not declared in catalog '{name}'",
+                    f"{hint(key, declared)}declare it under 'fields:' at the top of the file",
+                    key=True,
+                )
+            )
+            continue
+        if value is None:
+            continue
+        if not _type_ok(value, f.type):
+            errors.append(doc.error((*path, key), f"'{key}' must be {f.type}, not {value!r}", f.description))
+            continue
+        if f.enum and value not in f.enum:
+            errors.append(
+                doc.error(
+                    (*path, key),
+                    f"'{key}': {value!r} is not one of {', '.join(map(str, f.enum))}",
+                    "use one of the declared values or extend the field's enum",
+                )
+            )
+            continue
+        values[key] = value
+    return values
+
+
+def load_catalog(
+    doc: Doc, errors: list[InputError], earlier: Catalog | None = None, trusted: bool = False
+) -> Catalog | None:
     """One catalog file; ``earlier`` is the same catalog from a knowledge directory given before,
-    which this one amends (new fields, new items, changed values)."""
+    which this one amends (new fields, new items, changed values).
+    """
     found = [] if trusted else check(doc, engine_schema("knowledge"), "a knowledge catalog")
     if found:
         errors.extend(found)
         return None
     data = doc.data
     name = data["catalog"]
-    fields = {n: CatalogField(name=n, type=f["type"], description=f["description"], unit=f.get("unit"),
-                              enum=tuple(f["enum"]) if "enum" in f else None, required=f.get("required", False),
-                              minimum=f.get("minimum"), maximum=f.get("maximum"))
-              for n, f in data["fields"].items()}
+    fields = {
+        n: CatalogField(
+            name=n,
+            type=f["type"],
+            description=f["description"],
+            unit=f.get("unit"),
+            enum=tuple(f["enum"]) if "enum" in f else None,
+            required=f.get("required", False),
+            minimum=f.get("minimum"),
+            maximum=f.get("maximum"),
+        )
+        for n, f in data["fields"].items()
+    }
     declared = dict(earlier.fields, **fields) if earlier else fields
     items: dict[str, Item] = {}
     for i, raw in enumerate(data["items"]):
         path = ("items", i)
         if raw["id"] in items:
-            errors.append(doc.error((*path, "id"), f"duplicate item id '{raw['id']}' in catalog '{name}'",
-                                    "ids are unique within a catalog; rename one"))
+            errors.append(
+                doc.error(
+                    (*path, "id"),
+                    f"duplicate item id '{raw['id']}' in catalog '{name}'",
+                    "ids are unique within a catalog; rename one",
+                )
+            )
             continue
-        values: dict[str, Value] = {}
-        for key, value in raw.items():
-            if key in ("id", "name", "source", "note"):
-                continue
-            f = declared.get(key)
-            if f is None:
-                errors.append(doc.error((*path, key), f"field '{key}' is not declared in catalog '{name}'",
-                                        f"{hint(key, declared)}declare it under 'fields:' at the top of the file",
-                                        key=True))
-                continue
-            if value is None:
-                continue
-            if not _type_ok(value, f.type):
-                errors.append(doc.error((*path, key), f"'{key}' must be {f.type}, not {value!r}", f.description))
-                continue
-            if f.enum and value not in f.enum:
-                errors.append(doc.error((*path, key), f"'{key}': {value!r} is not one of "
-                                        f"{', '.join(map(str, f.enum))}",
-                                        "use one of the declared values or extend the field's enum"))
-                continue
-            values[key] = value
+        values = _item_values(doc, path, raw, declared, name, errors)
         if earlier is None:
             for f in fields.values():
                 if f.required and f.name not in values:
-                    errors.append(doc.error(path, f"item '{raw['id']}' lacks required field '{f.name}'",
-                                            f.description))
-        items[raw["id"]] = Item(catalog=name, id=raw["id"], name=raw["name"], fields=MappingProxyType(values),
-                                sources=sources_of(raw["source"]), span=doc.span(path), note=raw.get("note"))
+                    errors.append(doc.error(path, f"item '{raw['id']}' lacks required field '{f.name}'", f.description))
+        items[raw["id"]] = Item(
+            catalog=name,
+            id=raw["id"],
+            name=raw["name"],
+            fields=MappingProxyType(values),
+            sources=sources_of(raw["source"]),
+            span=doc.span(path),
+            note=raw.get("note"),
+        )
     if earlier is not None:
         merged = dict(earlier.items)
         for iid, item in items.items():
             old = merged.get(iid)
             if old is not None:
-                item = Item(catalog=name, id=iid, name=item.name,
-                            fields=MappingProxyType(dict(old.fields, **item.fields)),
-                            sources=item.sources + old.sources, span=item.span, note=item.note or old.note)
+                item = Item(
+                    catalog=name,
+                    id=iid,
+                    name=item.name,
+                    fields=MappingProxyType(dict(old.fields, **item.fields)),
+                    sources=item.sources + old.sources,
+                    span=item.span,
+                    note=item.note or old.note,
+                )
             merged[iid] = item
-        return Catalog(name=name, description=earlier.description, fields=MappingProxyType(declared),
-                       items=MappingProxyType(merged), file=earlier.file, sources=earlier.sources)
-    return Catalog(name=name, description=data["description"], fields=MappingProxyType(fields),
-                   items=MappingProxyType(items), file=doc.file,
-                   sources=sources_of(data["source"]) if data.get("source") else ())
+        return Catalog(
+            name=name,
+            description=earlier.description,
+            fields=MappingProxyType(declared),
+            items=MappingProxyType(merged),
+            file=earlier.file,
+            sources=earlier.sources,
+        )
+    return Catalog(
+        name=name,
+        description=data["description"],
+        fields=MappingProxyType(fields),
+        items=MappingProxyType(items),
+        file=doc.file,
+        sources=sources_of(data["source"]) if data.get("source") else (),
+    )
 
 
-def load_constants(doc: Doc, errors: list[InputError], attributes: dict[str, Attribute],
-                   values: dict[str, InputValue], trusted: bool = False) -> None:
+def load_constants(
+    doc: Doc,
+    errors: list[InputError],
+    attributes: dict[str, Attribute],
+    values: dict[str, InputValue],
+    trusted: bool = False,
+) -> None:
     """Named constants into ``attributes`` (as ``const.<name>``) and ``values``; a later file's
-    value for a name replaces an earlier one's (a site's own figure)."""
+    value for a name replaces an earlier one's (a site's own figure).
+    """
     found = [] if trusted else check(doc, engine_schema("constants"), "the named constants")
     if found:
         errors.extend(found)
@@ -113,14 +184,22 @@ def load_constants(doc: Doc, errors: list[InputError], attributes: dict[str, Att
     for name, c in doc.data["constants"].items():
         value = c["value"]
         if isinstance(value, float) and not math.isfinite(value):
-            errors.append(doc.error(("constants", name, "value"), f"'{name}' is not a finite number",
-                                    "give a finite value"))
+            errors.append(
+                doc.error(("constants", name, "value"), f"'{name}' is not a finite number", "give a finite value")
+            )
             continue
         full = CONSTANT_PREFIX + name
-        kind = "boolean" if isinstance(value, bool) else "string" if isinstance(value, str) else "number"
+        kind: AttrType = "boolean" if isinstance(value, bool) else "string" if isinstance(value, str) else "number"
         span = doc.span(("constants", name), key=True)
-        attributes[full] = Attribute(name=full, type=kind, description=c["description"], unit=c.get("unit"),
-                                     origin="constant", report=False, span=span)
+        attributes[full] = Attribute(
+            name=full,
+            type=kind,
+            description=c["description"],
+            unit=c.get("unit"),
+            origin="constant",
+            report=False,
+            span=span,
+        )
         source = sources_of(c["source"])
         detail = "; ".join(filter(None, (_source_text(s.as_dict()) for s in source)))
         values[full] = InputValue(value, "constant", f"{doc.file}:{span.line}: {detail}", span.line)

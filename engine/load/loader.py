@@ -72,6 +72,13 @@ class _Reader:
         except InputError as exc:
             self.errors.append(exc)
 
+    def hash_only(self, path: Path, root: Path) -> None:
+        """Count a file in the rulebase's hash without parsing it (rule test files)."""
+        k = self.key(path, root)
+        raw = self.raw.get(k)
+        if raw is not None:
+            self.hashes[k] = hashlib.sha256(raw).hexdigest()
+
     def doc(self, path: Path, root: Path) -> Doc | None:
         k = self.key(path, root)
         raw = self.raw.get(k)
@@ -89,16 +96,19 @@ def _files(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in (".yaml", ".json"))
 
 
-def load_rulebase_files(rule_dirs: Sequence[Path | str] | None = None,
-                        knowledge_dirs: Sequence[Path | str] | None = None) -> Loaded:
+def load_rulebase_files(
+    rule_dirs: Sequence[Path | str] | None = None, knowledge_dirs: Sequence[Path | str] | None = None
+) -> Loaded:
     """Load the rule and knowledge directories (the shipped ones by default), later ones laid over
-    earlier ones; raises an InputError (or Problems) naming file:line for anything wrong."""
+    earlier ones; raises an InputError (or Problems) naming file:line for anything wrong.
+    """
     rdirs = tuple(Path(p) for p in (rule_dirs or [data_dir("rules")]))
     kdirs = tuple(Path(p) for p in (knowledge_dirs or [data_dir("knowledge")]))
     for d in rdirs + kdirs:
         if not d.is_dir():
-            raise InputError("directory not found", file=str(d),
-                             help="give an existing directory with --rules / --knowledge")
+            raise InputError(
+                "directory not found", file=str(d), help="give an existing directory with --rules / --knowledge"
+            )
     reader = _Reader({str(r): i for i, r in enumerate(rdirs + kdirs)})
     fingerprint = hashlib.sha256()
     for root in rdirs + kdirs:
@@ -133,16 +143,28 @@ def load_rulebase_files(rule_dirs: Sequence[Path | str] | None = None,
     digest = hashlib.sha256()
     for name in sorted(reader.hashes):
         digest.update(f"{name}\0{reader.hashes[name]}\n".encode())
-    return Loaded(rule_dirs=rdirs, knowledge_dirs=kdirs, attributes=MappingProxyType(attributes),
-                  catalogs=MappingProxyType(catalogs), constants=MappingProxyType(constants),
-                  rules=MappingProxyType(rules), inputs=inputs,
-                  files=MappingProxyType(dict(sorted(reader.hashes.items()))), sha256=digest.hexdigest(),
-                  overlays=tuple(overlays))
+    return Loaded(
+        rule_dirs=rdirs,
+        knowledge_dirs=kdirs,
+        attributes=MappingProxyType(attributes),
+        catalogs=MappingProxyType(catalogs),
+        constants=MappingProxyType(constants),
+        rules=MappingProxyType(rules),
+        inputs=inputs,
+        files=MappingProxyType(dict(sorted(reader.hashes.items()))),
+        sha256=digest.hexdigest(),
+        overlays=tuple(overlays),
+    )
 
 
-def _knowledge(reader: _Reader, kdirs: tuple[Path, ...], attributes: dict[str, Attribute],
-               constants: dict[str, InputValue], overlays: list[Mapping[str, Any]],
-               trusted: bool) -> dict[str, Catalog]:
+def _knowledge(
+    reader: _Reader,
+    kdirs: tuple[Path, ...],
+    attributes: dict[str, Attribute],
+    constants: dict[str, InputValue],
+    overlays: list[Mapping[str, Any]],
+    trusted: bool,
+) -> dict[str, Catalog]:
     catalogs: dict[str, Catalog] = {}
     home: dict[str, Path] = {}
     for root in kdirs:
@@ -157,22 +179,40 @@ def _knowledge(reader: _Reader, kdirs: tuple[Path, ...], attributes: dict[str, A
                 load_constants(doc, reader.errors, attributes, constants, trusted)
                 continue
             if kind is None:
-                reader.errors.append(InputError("a knowledge file must be a mapping with catalog, fields and "
-                                                "items (or a constants file with 'constants')",
-                                                file=doc.file, line=1, col=1, help="see knowledge/gpus.yaml"))
+                reader.errors.append(
+                    InputError(
+                        "a knowledge file must be a mapping with catalog, fields and "
+                        "items (or a constants file with 'constants')",
+                        file=doc.file,
+                        line=1,
+                        col=1,
+                        help="see knowledge/gpus.yaml",
+                    )
+                )
                 continue
             name = doc.data.get("catalog")
             earlier = catalogs.get(name) if isinstance(name, str) else None
             if earlier is not None and home[name] == root:
-                reader.errors.append(doc.error(("catalog",), f"catalog '{name}' is defined twice "
-                                               f"(also in {earlier.file})", "merge the two files"))
+                reader.errors.append(
+                    doc.error(
+                        ("catalog",),
+                        f"catalog '{name}' is defined twice (also in {earlier.file})",
+                        "merge the two files",
+                    )
+                )
                 continue
             cat = load_catalog(doc, reader.errors, earlier, trusted)
             if cat is None:
                 continue
             if earlier is not None:
-                overlays.append({"name": root.name, "kind": "knowledge", "catalog": cat.name,
-                                 "items": sorted(i["id"] for i in doc.data["items"])})
+                overlays.append(
+                    {
+                        "name": root.name,
+                        "kind": "knowledge",
+                        "catalog": cat.name,
+                        "items": sorted(i["id"] for i in doc.data["items"]),
+                    }
+                )
             else:
                 home[cat.name] = root
             catalogs[cat.name] = cat
@@ -182,9 +222,11 @@ def _knowledge(reader: _Reader, kdirs: tuple[Path, ...], attributes: dict[str, A
 def _workload_schema(reader: _Reader, kdirs: tuple[Path, ...]) -> InputSchema:
     found = [(root / WORKLOAD_SCHEMA, root) for root in kdirs if (root / WORKLOAD_SCHEMA).is_file()]
     if not found:
-        raise InputError(f"no {WORKLOAD_SCHEMA} in the knowledge directories",
-                         file=", ".join(map(str, kdirs)),
-                         help="the knowledge directory must hold the workload JSON Schema")
+        raise InputError(
+            f"no {WORKLOAD_SCHEMA} in the knowledge directories",
+            file=", ".join(map(str, kdirs)),
+            help="the knowledge directory must hold the workload JSON Schema",
+        )
     path, root = found[-1]
     k = reader.key(path, root)
     shown = reader.shown(path, root)
@@ -195,11 +237,17 @@ def _workload_schema(reader: _Reader, kdirs: tuple[Path, ...]) -> InputSchema:
     try:
         schema = json.loads(decode(raw, shown))
     except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg}", file=shown, line=exc.lineno, col=exc.colno,
-                         help="fix the JSON syntax") from None
+        raise InputError(
+            f"invalid JSON: {exc.msg}", file=shown, line=exc.lineno, col=exc.colno, help="fix the JSON syntax"
+        ) from None
     if not isinstance(schema, dict) or schema.get("type") != "object":
-        raise InputError("the workload schema must be a JSON Schema object with type: object", file=shown,
-                         line=1, col=1, help="start from the shipped knowledge/workload.schema.json")
+        raise InputError(
+            "the workload schema must be a JSON Schema object with type: object",
+            file=shown,
+            line=1,
+            col=1,
+            help="start from the shipped knowledge/workload.schema.json",
+        )
     return InputSchema(schema, shown)
 
 
@@ -218,12 +266,22 @@ def _bases(reader: _Reader, rdirs: tuple[Path, ...], trusted: bool) -> dict[str,
 
 def _is_rule_file(path: Path) -> bool:
     name = path.name
-    return (path.suffix == ".yaml" and not name.startswith("_") and not name.endswith(TEST_SUFFIX)
-            and not name.endswith(BASE_SUFFIX))
+    return (
+        path.suffix == ".yaml"
+        and not name.startswith("_")
+        and not name.endswith(TEST_SUFFIX)
+        and not name.endswith(BASE_SUFFIX)
+    )
 
 
-def _rules(reader: _Reader, rdirs: tuple[Path, ...], attributes: Mapping[str, Attribute],
-           bases: Mapping[str, Base], overlays: list[Mapping[str, Any]], trusted: bool) -> dict[str, Rule]:
+def _rules(
+    reader: _Reader,
+    rdirs: tuple[Path, ...],
+    attributes: Mapping[str, Attribute],
+    bases: Mapping[str, Base],
+    overlays: list[Mapping[str, Any]],
+    trusted: bool,
+) -> dict[str, Rule]:
     """Rules by id; a later directory adds rules, replaces one by id, or disables some (_overlay.yaml)."""
     rules: dict[str, Rule] = {}
     for n, root in enumerate(rdirs):
@@ -240,17 +298,29 @@ def _rules(reader: _Reader, rdirs: tuple[Path, ...], attributes: Mapping[str, At
             rel = path.relative_to(root)
             test = path.with_name(path.stem + TEST_SUFFIX)
             if test.is_file():
-                reader.doc(test, root)  # hashed with the rule (its cases are part of the rulebase)
-            rule = load_rule(doc, path.stem, rel.parts[0] if len(rel.parts) > 1 else "", attributes, bases,
-                             reader.errors, overlay=root.name if n > 0 else None,
-                             test_file=str(test) if test.is_file() else None, trusted=trusted)
+                reader.hash_only(test, root)  # its cases are part of the rulebase; they are read by 'test'
+            rule = load_rule(
+                doc,
+                path.stem,
+                rel.parts[0] if len(rel.parts) > 1 else "",
+                attributes,
+                bases,
+                reader.errors,
+                overlay=root.name if n > 0 else None,
+                test_file=str(test) if test.is_file() else None,
+                trusted=trusted,
+            )
             _tag(reader.errors, mark, path.stem)
             if rule is None:
                 continue
             if rule.id in here:
-                reader.errors.append(doc.error(("id",), f"duplicate rule id '{rule.id}' "
-                                               f"(also in {rules[rule.id].file})",
-                                               "rule ids are unique and permanent; rename the new rule"))
+                reader.errors.append(
+                    doc.error(
+                        ("id",),
+                        f"duplicate rule id '{rule.id}' (also in {rules[rule.id].file})",
+                        "rule ids are unique and permanent; rename the new rule",
+                    )
+                )
                 _tag(reader.errors, len(reader.errors) - 1, rule.id)
                 continue
             here.add(rule.id)
@@ -273,8 +343,9 @@ def _tag(errors: list[InputError], start: int, rule: str) -> None:
         errors[i] = InputError(diagnostics=[replace(d, rule=d.rule or rule) for d in errors[i].diagnostics])
 
 
-def _apply_overlay(doc: Doc, rules: dict[str, Rule], here: set[str], note: dict[str, Any],
-                   errors: list[InputError]) -> None:
+def _apply_overlay(
+    doc: Doc, rules: dict[str, Rule], here: set[str], note: dict[str, Any], errors: list[InputError]
+) -> None:
     found = check(doc, engine_schema("overlay"), "an overlay file")
     if found:
         errors.extend(found)
@@ -282,15 +353,24 @@ def _apply_overlay(doc: Doc, rules: dict[str, Rule], here: set[str], note: dict[
     note["name"] = doc.data.get("name", note["name"])
     for i, rid in enumerate(doc.data.get("disable", [])):
         if rid in here:
-            errors.append(doc.error(("disable", i), f"'{rid}' is defined in this same directory; "
-                                    "an overlay disables rules of earlier directories",
-                                    "remove the rule file instead"))
+            errors.append(
+                doc.error(
+                    ("disable", i),
+                    f"'{rid}' is defined in this same directory; an overlay disables rules of earlier directories",
+                    "remove the rule file instead",
+                )
+            )
         elif rid not in rules:
-            errors.append(doc.error(("disable", i), f"cannot disable unknown rule '{rid}'",
-                                    f"{hint(rid, rules)}list ids of rules in the directories given before this one"))
+            errors.append(
+                doc.error(
+                    ("disable", i),
+                    f"cannot disable unknown rule '{rid}'",
+                    f"{hint(rid, rules)}list ids of rules in the directories given before this one",
+                )
+            )
         else:
             del rules[rid]
             note["disabled"].append(rid)
 
 
-__all__ = ["GUIDANCE_FILE", "Loaded", "TEST_SUFFIX", "load_rulebase_files"]
+__all__ = ["GUIDANCE_FILE", "TEST_SUFFIX", "Loaded", "load_rulebase_files"]

@@ -3,6 +3,7 @@
 In a wheel they are packaged inside ``engine/_data``; in a checkout or an
 editable install they are the top-level folders beside ``engine/``.
 """
+
 from __future__ import annotations
 
 from importlib import resources

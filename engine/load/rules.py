@@ -11,8 +11,7 @@ from typing import Any
 from ..errors import InputError, hint
 from . import expr as X
 from .conditions import parse_when
-from .ir import (AnyOf, Attribute, Computed, Conclusion, Condition, FieldCond, ItemCond, Let, Rule, Source, Span,
-                 Test)
+from .ir import Attribute, Computed, Conclusion, Condition, FieldCond, ItemCond, Let, Rule, Source, Test
 from .schema import check, engine_schema
 from .yamlsrc import Doc, NodePath
 
@@ -20,6 +19,7 @@ BASE_SUFFIX = ".base.yaml"
 
 
 def sources_of(raw: Any) -> tuple[Source, ...]:
+    """A rule's ``source`` (one mapping or a list) as Source values."""
     items = raw if isinstance(raw, list) else [raw]
     return tuple(Source(**s) for s in items if isinstance(s, dict))
 
@@ -34,17 +34,24 @@ class Base:
 
     @property
     def data(self) -> dict[str, Any]:
+        """The base file's mapping."""
         return self.doc.data  # type: ignore[no-any-return]
 
 
 def load_base(doc: Doc, stem: str, errors: list[InputError], trusted: bool = False) -> Base | None:
+    """One base file; problems go to ``errors`` and give None."""
     found = [] if trusted else check(doc, engine_schema("base"), "a rule base")
     if found:
         errors.extend(found)
         return None
     if doc.data["base"] != stem:
-        errors.append(doc.error(("base",), f"base name '{doc.data['base']}' does not match its file name "
-                                f"'{stem}{BASE_SUFFIX}'", f"rename the file or set base: {stem}"))
+        errors.append(
+            doc.error(
+                ("base",),
+                f"base name '{doc.data['base']}' does not match its file name '{stem}{BASE_SUFFIX}'",
+                f"rename the file or set base: {stem}",
+            )
+        )
         return None
     return Base(stem, doc, _sha(doc))
 
@@ -65,9 +72,14 @@ def _computed(doc: Doc, path: NodePath, raw: Any, text: bool) -> Computed:
         return X.parse(raw)
     except X.ExprError as exc:
         line, col = doc.where(path)
-        raise InputError(f"{kind} '{owner}': {exc.message}", file=doc.file, line=line,
-                         col=(col + exc.col - 1) if col and exc.col and isinstance(raw, str) else col,
-                         snippet=doc.line_text(line), help=exc.help) from None
+        raise InputError(
+            f"{kind} '{owner}': {exc.message}",
+            file=doc.file,
+            line=line,
+            col=(col + exc.col - 1) if col and exc.col and isinstance(raw, str) else col,
+            snippet=doc.line_text(line),
+            help=exc.help,
+        ) from None
 
 
 class _Parts:
@@ -85,8 +97,9 @@ class _Parts:
             attr = attributes.get(name)
             span = doc.span(("then", name), key=True)
             if isinstance(raw, dict):
-                fields = tuple((k, _computed(doc, ("then", name, k), v, bool(attr and attr.takes_text(k))))
-                               for k, v in raw.items())
+                fields = tuple(
+                    (k, _computed(doc, ("then", name, k), v, bool(attr and attr.takes_text(k)))) for k, v in raw.items()
+                )
                 self.then[name] = Conclusion(name, None, fields, span)
             else:
                 value = _computed(doc, ("then", name), raw, bool(attr and attr.takes_text()))
@@ -97,7 +110,8 @@ class _Parts:
 
 def _merge_when(base: list[Condition], mine: list[Condition], doc: Doc) -> tuple[Condition, ...]:
     """The base's conditions, then the rule's; a join with an alias the base already joins adds
-    its ``where`` tests to the base's (a test of the same operator replaces the base's)."""
+    its ``where`` tests to the base's (a test of the same operator replaces the base's).
+    """
     out = list(base)
     joins = {c.alias: i for i, c in enumerate(out) if isinstance(c, ItemCond)}
     for cond in mine:
@@ -106,9 +120,14 @@ def _merge_when(base: list[Condition], mine: list[Condition], doc: Doc) -> tuple
             prior = out[i]
             assert isinstance(prior, ItemCond)
             if prior.catalog != cond.catalog:
-                raise InputError(f"alias '{cond.alias}' joins catalog '{cond.catalog}' here but '{prior.catalog}' "
-                                 "in the base", file=cond.span.file, line=cond.span.line, col=cond.span.col,
-                                 snippet=cond.span.snippet, help="use the base's catalog, or another alias")
+                raise InputError(
+                    f"alias '{cond.alias}' joins catalog '{cond.catalog}' here but '{prior.catalog}' in the base",
+                    file=cond.span.file,
+                    line=cond.span.line,
+                    col=cond.span.col,
+                    snippet=cond.span.snippet,
+                    help="use the base's catalog, or another alias",
+                )
             fields: dict[str, dict[str, Test]] = {f.field: {t.op: t for t in f.tests} for f in prior.where}
             spans = {f.field: f.span for f in prior.where}
             for f in cond.where:
@@ -132,21 +151,42 @@ def _merge_then(base: dict[str, Conclusion], mine: dict[str, Conclusion], doc: D
             fields.update(dict(c.fields))
             out[name] = Conclusion(name, None, tuple(fields.items()), c.span)
         elif (prior.fields is None) != (c.fields is None):
-            raise InputError(f"'{name}' is a record in the base and a single value here (or the reverse)",
-                             file=c.span.file, line=c.span.line, col=c.span.col, snippet=c.span.snippet,
-                             help="give the same shape as the base, or leave it to the base")
+            raise InputError(
+                f"'{name}' is a record in the base and a single value here (or the reverse)",
+                file=c.span.file,
+                line=c.span.line,
+                col=c.span.col,
+                snippet=c.span.snippet,
+                help="give the same shape as the base, or leave it to the base",
+            )
         else:
             out[name] = c
     return tuple(out.values())
 
 
-def load_rule(doc: Doc, stem: str, area: str, attributes: Mapping[str, Attribute], bases: Mapping[str, Base],
-              errors: list[InputError], *, overlay: str | None = None, test_file: str | None = None,
-              trusted: bool = False) -> Rule | None:
+def load_rule(
+    doc: Doc,
+    stem: str,
+    area: str,
+    attributes: Mapping[str, Attribute],
+    bases: Mapping[str, Base],
+    errors: list[InputError],
+    *,
+    overlay: str | None = None,
+    test_file: str | None = None,
+    trusted: bool = False,
+) -> Rule | None:
     """One rule file, its base expanded; problems go to ``errors`` and give None."""
     if not isinstance(doc.data, dict):
-        errors.append(InputError("a rule file must be a mapping (id, summary, when, then, source)",
-                                 file=doc.file, line=1, col=1, help="see docs/rules.md or an existing rule"))
+        errors.append(
+            InputError(
+                "a rule file must be a mapping (id, summary, when, then, source)",
+                file=doc.file,
+                line=1,
+                col=1,
+                help="see docs/rules.md or an existing rule",
+            )
+        )
         return None
     found = [] if trusted else check(doc, engine_schema("rule"), "a rule")
     if found:
@@ -154,8 +194,13 @@ def load_rule(doc: Doc, stem: str, area: str, attributes: Mapping[str, Attribute
         return None
     d = doc.data
     if d["id"] != stem:
-        errors.append(doc.error(("id",), f"rule id '{d['id']}' does not match its file name '{stem}.yaml'",
-                                f"rename the file to {d['id']}.yaml or set id: {stem}"))
+        errors.append(
+            doc.error(
+                ("id",),
+                f"rule id '{d['id']}' does not match its file name '{stem}.yaml'",
+                f"rename the file to {d['id']}.yaml or set id: {stem}",
+            )
+        )
         return None
     try:
         chain = _base_chain(doc, d.get("extends"), bases)
@@ -176,19 +221,38 @@ def load_rule(doc: Doc, stem: str, area: str, attributes: Mapping[str, Attribute
         errors.append(exc)
         return None
     if not then:
-        errors.append(doc.error(("then",), "the rule concludes nothing (no 'then', and its base has none)",
-                                "add 'then:' with at least one conclusion", key=True))
+        errors.append(
+            doc.error(
+                ("then",),
+                "the rule concludes nothing (no 'then', and its base has none)",
+                "add 'then:' with at least one conclusion",
+                key=True,
+            )
+        )
         return None
     digest = hashlib.sha256(_sha(doc).encode())
     for b in chain:
         digest.update(b.sha256.encode())
-    return Rule(id=d["id"], summary=d["summary"], file=doc.file, area=area, span=doc.span(("id",), key=True),
-                sources=tuple(sources), when=when, lets=tuple(lets.values()), then=then,
-                then_span=doc.span(("then",), key=True) if "then" in d else chain[-1].doc.span(("then",), key=True),
-                sha256=digest.hexdigest() if chain else _sha(doc), priority=priority,
-                description=d.get("description"), extends=d.get("extends"),
-                base_files=tuple(b.doc.file for b in chain), test_file=test_file, overlay=overlay,
-                keys=MappingProxyType({k: doc.span((k,), key=True) for k in d}))
+    return Rule(
+        id=d["id"],
+        summary=d["summary"],
+        file=doc.file,
+        area=area,
+        span=doc.span(("id",), key=True),
+        sources=tuple(sources),
+        when=when,
+        lets=tuple(lets.values()),
+        then=then,
+        then_span=doc.span(("then",), key=True) if "then" in d else chain[-1].doc.span(("then",), key=True),
+        sha256=digest.hexdigest() if chain else _sha(doc),
+        priority=priority,
+        description=d.get("description"),
+        extends=d.get("extends"),
+        base_files=tuple(b.doc.file for b in chain),
+        test_file=test_file,
+        overlay=overlay,
+        keys=MappingProxyType({k: doc.span((k,), key=True) for k in d}),
+    )
 
 
 def _base_chain(doc: Doc, name: str | None, bases: Mapping[str, Base]) -> list[Base]:
@@ -199,11 +263,17 @@ def _base_chain(doc: Doc, name: str | None, bases: Mapping[str, Base]) -> list[B
         base = bases.get(name)
         if base is None:
             d, p = where
-            raise d.error(p, f"unknown base '{name}'", f"{hint(name, bases)}bases are files named "
-                          f"<name>{BASE_SUFFIX} in a rules directory")
+            raise d.error(
+                p,
+                f"unknown base '{name}'",
+                f"{hint(name, bases)}bases are files named <name>{BASE_SUFFIX} in a rules directory",
+            )
         if any(b.name == base.name for b in chain):
-            raise doc.error(("extends",), f"bases extend each other in a cycle: "
-                            f"{' -> '.join(b.name for b in [*chain, base])}", "remove one 'extends'")
+            raise doc.error(
+                ("extends",),
+                f"bases extend each other in a cycle: {' -> '.join(b.name for b in [*chain, base])}",
+                "remove one 'extends'",
+            )
         chain.insert(0, base)
         where = (base.doc, ("extends",))
         name = base.data.get("extends")

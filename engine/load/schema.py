@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +13,18 @@ from .yamlsrc import Doc
 SCHEMA_DIR = Path(__file__).parent / "schemas"
 
 
-_HUMAN = {"integer": "a whole number", "number": "a number", "string": "text", "boolean": "true or false",
-          "array": "a list", "object": "a mapping", "null": "nothing"}
+_HUMAN = {
+    "integer": "a whole number",
+    "number": "a number",
+    "string": "text",
+    "boolean": "true or false",
+    "array": "a list",
+    "object": "a mapping",
+    "null": "nothing",
+}
 
 
-def _type_name(value) -> str:
+def _type_name(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -35,13 +42,14 @@ def _type_name(value) -> str:
     return type(value).__name__
 
 
-@lru_cache(maxsize=None)
+@cache
 def engine_schema(name: str) -> dict[str, Any]:
     """One of the engine's own JSON Schemas (rule, rule-test, attributes, knowledge, ...)."""
-    return json.loads((SCHEMA_DIR / f"{name}.schema.json").read_text(encoding="utf-8"))
+    schema: dict[str, Any] = json.loads((SCHEMA_DIR / f"{name}.schema.json").read_text(encoding="utf-8"))
+    return schema
 
 
-def _validator(schema: dict):
+def _validator(schema: dict[str, Any]) -> Any:
     # jsonschema is imported here, not at module level: it is the slowest import
     # and only runs when a document actually needs checking.
     import jsonschema
@@ -55,10 +63,11 @@ def _validator(schema: dict):
     return cls(schema, registry=registry)
 
 
-_VALIDATORS: dict[int, object] = {}
+_VALIDATORS: dict[int, tuple[Any, dict[str, Any]]] = {}  # id -> (validator, the schema it is for, kept alive)
 
 
-def validator_for(schema: dict):
+def validator_for(schema: dict[str, Any]) -> Any:
+    """A validator for one of the schemas, made once."""
     key = id(schema)
     v = _VALIDATORS.get(key)
     if v is None:
@@ -66,20 +75,25 @@ def validator_for(schema: dict):
     return v[0]
 
 
-def _path_text(path) -> str:
+def _path_text(path: Any) -> str:
     out = ""
     for p in path:
         out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
     return out or "the document"
 
 
-def _deepest(error):
+def _deepest(error: Any) -> Any:
     """For oneOf/anyOf failures, pick the branch error that got furthest."""
     while error.context:
-        def rank(e):
+
+        def rank(e: Any) -> tuple[int, bool, bool]:
             # prefer errors deeper in the instance, then those not about type
-            return (len(e.absolute_path), e.validator not in ("type", "oneOf", "anyOf"),
-                    e.validator == "additionalProperties")
+            return (
+                len(e.absolute_path),
+                e.validator not in ("type", "oneOf", "anyOf"),
+                e.validator == "additionalProperties",
+            )
+
         best = max(error.context, key=rank)
         if len(best.absolute_path) < len(error.absolute_path):
             break
@@ -89,13 +103,18 @@ def _deepest(error):
     return error
 
 
-def _translate(doc: Doc, error, what: str, root: dict | None = None) -> InputError:
+def _translate(doc: Doc, error: Any, what: str, root: dict[str, Any] | None = None) -> InputError:
     if error.validator == "anyOf" and all(
-            isinstance(s, dict) and set(s) == {"required"} for s in error.validator_value):
+        isinstance(s, dict) and set(s) == {"required"} for s in error.validator_value
+    ):
         path = tuple(error.absolute_path)
         keys = [k for s in error.validator_value for k in s["required"]]
-        return doc.error(path, f"{_path_text(path)} needs one of: {', '.join(keys)}",
-                         error.schema.get("description") or f"add one of {', '.join(keys)}", key=bool(path))
+        return doc.error(
+            path,
+            f"{_path_text(path)} needs one of: {', '.join(keys)}",
+            error.schema.get("description") or f"add one of {', '.join(keys)}",
+            key=bool(path),
+        )
     error = _deepest(error)
     path = tuple(error.absolute_path)
     where = _path_text(path)
@@ -108,54 +127,79 @@ def _translate(doc: Doc, error, what: str, root: dict | None = None) -> InputErr
         key = extra[0] if extra else "?"
         guess = closest(key, allowed)
         hint = f"did you mean '{guess}'? " if guess else ""
-        return doc.error(path + (key,), f"unknown key '{key}' in {what}"
-                         + (f" at {where}" if path else ""),
-                         f"{hint}valid keys here: {', '.join(allowed)}", key=True)
+        return doc.error(
+            (*path, key),
+            f"unknown key '{key}' in {what}" + (f" at {where}" if path else ""),
+            f"{hint}valid keys here: {', '.join(allowed)}",
+            key=True,
+        )
     if v == "propertyNames":
-        return doc.error(path, f"invalid key in {where}: {error.message}",
-                         "keys are lower-case words joined by '_' and dots, e.g. memory.weights_gb")
+        return doc.error(
+            path,
+            f"invalid key in {where}: {error.message}",
+            "keys are lower-case words joined by '_' and dots, e.g. memory.weights_gb",
+        )
     if v == "required":
         missing = error.message.split("'")[1] if "'" in error.message else error.message
         about = schema.get("properties", {}).get(missing, {}).get("description")
         if about is None and not path and root:  # a conditional 'required' of the document itself
             about = root.get("properties", {}).get(missing, {}).get("description")
-        return doc.error(path, f"missing required key '{missing}' in {where}",
-                         f"add '{missing}: ...' here" + (f" ({about})" if about else ""), key=bool(path))
+        return doc.error(
+            path,
+            f"missing required key '{missing}' in {where}",
+            f"add '{missing}: ...' here" + (f" ({about})" if about else ""),
+            key=bool(path),
+        )
 
     if v == "type":
         want = error.validator_value
-        human = " or ".join(_HUMAN.get(w, w) for w in (want if isinstance(want, list) else [want]))
+        human = " or ".join(str(_HUMAN.get(w, w)) for w in (want if isinstance(want, list) else [want]))
         desc = schema.get("description")
-        return doc.error(path, f"{where} must be {human}, not {_type_name(inst)} ({inst!r})",
-                         f"write {human}" + (f": {desc}" if desc else ""))
+        return doc.error(
+            path,
+            f"{where} must be {human}, not {_type_name(inst)} ({inst!r})",
+            f"write {human}" + (f": {desc}" if desc else ""),
+        )
     if v == "enum":
         options = error.validator_value
         guess = closest(inst, options)
         hint = f"did you mean '{guess}'? " if guess else ""
-        return doc.error(path, f"{where}: {inst!r} is not one of: {', '.join(map(str, options))}",
-                         f"{hint}use one of the listed values")
+        return doc.error(
+            path,
+            f"{where}: {inst!r} is not one of: {', '.join(map(str, options))}",
+            f"{hint}use one of the listed values",
+        )
     if v in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
         sym = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}[v]
-        return doc.error(path, f"{where} must be {sym} {error.validator_value}, got {inst!r}",
-                         schema.get("description") or "give a value in range")
+        return doc.error(
+            path,
+            f"{where} must be {sym} {error.validator_value}, got {inst!r}",
+            schema.get("description") or "give a value in range",
+        )
     if v == "pattern":
-        return doc.error(path, f"{where}: {inst!r} does not have the expected form",
-                         schema.get("description") or f"it must match {error.validator_value}")
+        return doc.error(
+            path,
+            f"{where}: {inst!r} does not have the expected form",
+            schema.get("description") or f"it must match {error.validator_value}",
+        )
     if v in ("minItems", "minProperties", "minLength"):
         least = error.validator_value
         if least > 1:
             unit = {"minItems": "items", "minProperties": "keys", "minLength": "characters"}[v]
-            return doc.error(path, f"{where} needs at least {least} {unit}, got {len(inst)}",
-                             schema.get("description") or f"give {least} or more")
+            return doc.error(
+                path,
+                f"{where} needs at least {least} {unit}, got {len(inst)}",
+                schema.get("description") or f"give {least} or more",
+            )
         return doc.error(path, f"{where} must not be empty", schema.get("description") or "give a value")
     if v in ("maxProperties",):
-        return doc.error(path, f"{where} must hold one key only",
-                         "write each condition as its own list item")
-    return doc.error(path, f"{where}: {error.message}", schema.get("description")
-                     or "see the JSON Schema for this file kind")
+        return doc.error(path, f"{where} must hold one key only", "write each condition as its own list item")
+    return doc.error(
+        path, f"{where}: {error.message}", schema.get("description") or "see the JSON Schema for this file kind"
+    )
 
 
-def check(doc: Doc, schema: dict, what: str, limit: int = 10) -> list[InputError]:
+def check(doc: Doc, schema: dict[str, Any], what: str, limit: int = 10) -> list[InputError]:
     """All schema violations of ``doc``, in file order."""
     errors = list(validator_for(schema).iter_errors(doc.data))
     # a misspelt key also makes the real one "missing": report only the misspelling
@@ -168,8 +212,11 @@ def check(doc: Doc, schema: dict, what: str, limit: int = 10) -> list[InputError
                     guess = closest(key, allowed)
                     if guess:
                         typos.add((tuple(e.absolute_path), guess))
-    errors = [e for e in errors if not (e.validator == "required" and any(
-        (tuple(e.absolute_path), m) in typos for m in e.validator_value))]
+    errors = [
+        e
+        for e in errors
+        if not (e.validator == "required" and any((tuple(e.absolute_path), m) in typos for m in e.validator_value))
+    ]
     out = []
     seen = set()
     for e in errors:

@@ -9,6 +9,7 @@ that the engine reads generically:
   the object's keys that the file leaves out (explicit values win);
 * ``default`` with ``x-default-source``: a default is a fact with a source.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -28,7 +29,7 @@ _SUFFIX = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 _QUANTITY = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([kKmMbBgGtT]?)\s*$")
 
 
-def parse_quantity(value) -> float | None:
+def parse_quantity(value: object) -> float | None:
     """70e9, "70B", "6.7b", "125M" -> a number; None when it is not one."""
     if isinstance(value, bool):
         return None
@@ -58,51 +59,97 @@ class Workload:
 class InputSchema:
     """What a workload may contain, derived once from the JSON Schema."""
 
-    def __init__(self, schema: dict, file: str):
+    def __init__(self, schema: dict[str, Any], file: str) -> None:
         self.schema = schema
         self.file = file
-        self.leaves: dict[tuple, dict] = {}  # path -> leaf schema
-        self.attr_of: dict[tuple, str] = {}
-        self.objects: dict[tuple, dict] = {}
+        self.leaves: dict[tuple[str, ...], dict[str, Any]] = {}  # path -> leaf schema
+        self.attr_of: dict[tuple[str, ...], str] = {}
+        self.objects: dict[tuple[str, ...], dict[str, Any]] = {}
         self._walk(schema, ())
 
-    def _walk(self, node: dict, path: tuple) -> None:
+    def _walk(self, node: dict[str, Any], path: tuple[str, ...]) -> None:
         if node.get("type") == "object" and "properties" in node:
             self.objects[path] = node
             for key, sub in node["properties"].items():
-                self._walk(sub, path + (key,))
+                self._walk(sub, (*path, key))
             return
         self.leaves[path] = node
         self.attr_of[path] = node.get("x-attribute", ".".join(path))
 
     def attributes(self) -> list[Attribute]:
+        """The workload inputs as attributes, one per leaf of the schema."""
         out = []
         for path, node in self.leaves.items():
-            t = node.get("x-type") or _attr_type(node)
+            t: Any = node.get("x-type") or _attr_type(node)
             enum = node.get("enum")
-            out.append(Attribute(name=self.attr_of[path], type=t, description=node.get("description", ""),
-                                 unit=node.get("x-unit"), enum=tuple(enum) if enum else None,
-                                 origin="input", span=Span(self.file), report=node.get("x-report", False)))
+            member = (node.get("items") or {}).get("type") if isinstance(node.get("items"), dict) else None
+            out.append(
+                Attribute(
+                    name=self.attr_of[path],
+                    type=t,
+                    description=node.get("description", ""),
+                    unit=node.get("x-unit"),
+                    enum=tuple(enum) if enum else None,
+                    items=member if member in ("string", "number", "integer", "boolean") else None,
+                    origin="input",
+                    span=Span(self.file),
+                    report=node.get("x-report", False),
+                )
+            )
         return out
 
-    def load(self, path: Any, catalogs: Mapping[str, Catalog], display: str | None = None,
-             text: str | None = None) -> Workload:
+    def load(
+        self, path: Any, catalogs: Mapping[str, Catalog], display: str | None = None, text: str | None = None
+    ) -> Workload:
+        """A workload file (or text) -> a validated Workload."""
         doc = parse(text, display or str(path)) if text is not None else load(path, display)
         return self.from_doc(doc, catalogs)
 
     def from_doc(self, doc: Doc, catalogs: Mapping[str, Catalog]) -> Workload:
+        """A parsed workload file, checked and completed: explicit values, catalog fills, defaults."""
         if not isinstance(doc.data, dict):
             got = "an empty file" if doc.data is None else f"a {type(doc.data).__name__}"
-            raise InputError(f"a workload must be a mapping of keys to values, not {got}",
-                             file=doc.file, line=1, col=1,
-                             help="start from an example in examples/: 'name: ...', 'task: ...', 'model: ...'")
+            raise InputError(
+                f"a workload must be a mapping of keys to values, not {got}",
+                file=doc.file,
+                line=1,
+                col=1,
+                help="start from an example in examples/: 'name: ...', 'task: ...', 'model: ...'",
+            )
         errors = check(doc, self.schema, "the workload")
         if errors:
             raise Problems(errors)
         data = doc.data
+        inputs, problems = self._explicit(doc, data)
+        problems += self._catalog_fills(doc, data, catalogs, inputs)
+        if problems:
+            raise Problems(problems)
+        # declared defaults
+        for path, node in self.leaves.items():
+            attr = self.attr_of[path]
+            if attr in inputs or "default" not in node:
+                continue
+            inputs[attr] = InputValue(
+                node["default"], "default", node.get("x-default-source", f"default in {self.file}")
+            )
+        problems = self._relations(doc, inputs)
+        if problems:
+            raise Problems(problems)
+        sha = hashlib.sha256(doc.text.encode("utf-8")).hexdigest()
+        name = str(data.get("name", doc.file))
+        return Workload(
+            file=doc.file,
+            name=name,
+            text=doc.text,
+            sha256=sha,
+            data=data,
+            inputs=MappingProxyType(dict(sorted(inputs.items()))),
+        )
+
+    def _explicit(self, doc: Doc, data: Mapping[str, Any]) -> tuple[dict[str, InputValue], list[InputError]]:
+        """The values the file gives, quantities ("70B") parsed and checked against their bounds."""
         inputs: dict[str, InputValue] = {}
-        problems = []
-        # explicit values, with quantities parsed
+        problems: list[InputError] = []
         for path, node in self.leaves.items():
             present, value = _get(data, path)
             if not present:
@@ -111,26 +158,47 @@ class InputSchema:
             if node.get("x-quantity"):
                 q = parse_quantity(value)
                 if q is None or not math.isfinite(q):
-                    problems.append(doc.error(path, f"{'.'.join(path)}: {value!r} is not a number",
-                                              "write a number such as 7e9, or with a suffix: 7B, 6.7b, 125M"))
+                    problems.append(
+                        doc.error(
+                            path,
+                            f"{'.'.join(path)}: {value!r} is not a number",
+                            "write a number such as 7e9, or with a suffix: 7B, 6.7b, 125M",
+                        )
+                    )
                     continue
                 low, high = node.get("exclusiveMinimum"), node.get("maximum")
                 if low is not None and not q > low:
-                    problems.append(doc.error(path, f"{'.'.join(path)} must be > {low}, got {value!r}",
-                                              node.get("description") or "give a positive value"))
+                    problems.append(
+                        doc.error(
+                            path,
+                            f"{'.'.join(path)} must be > {low}, got {value!r}",
+                            node.get("description") or "give a positive value",
+                        )
+                    )
                     continue
                 if high is not None and q > high:
-                    problems.append(doc.error(path, f"{'.'.join(path)} must be <= {high:g}, got {value!r}",
-                                              node.get("description") or "give a smaller value"))
+                    problems.append(
+                        doc.error(
+                            path,
+                            f"{'.'.join(path)} must be <= {high:g}, got {value!r}",
+                            node.get("description") or "give a smaller value",
+                        )
+                    )
                     continue
                 value = q
             inputs[self.attr_of[path]] = InputValue(value, "workload", f"{doc.file}:{line}", line)
-        # catalog fills: the named item supplies what the file leaves out
+        return inputs, problems
+
+    def _catalog_fills(
+        self, doc: Doc, data: Mapping[str, Any], catalogs: Mapping[str, Catalog], inputs: dict[str, InputValue]
+    ) -> list[InputError]:
+        """A named catalog item (model: {name: ...}) supplies the keys the file leaves out."""
+        problems: list[InputError] = []
         for opath, onode in self.objects.items():
             spec = onode.get("x-catalog")
             if not spec:
                 continue
-            present, key = _get(data, opath + (spec["key"],))
+            present, key = _get(data, (*opath, spec["key"]))
             if not present:
                 continue
             cat = catalogs.get(spec["catalog"])
@@ -139,43 +207,32 @@ class InputSchema:
                 options = sorted(cat.items) if cat else []
                 guess = closest(key, options)
                 hint = f"did you mean '{guess}'? " if guess else ""
-                problems.append(doc.error(opath + (spec["key"],),
-                                          f"unknown {spec['catalog']} '{key}'",
-                                          f"{hint}known: {', '.join(options)}; or leave the name out and "
-                                          "give the numbers explicitly"))
+                problems.append(
+                    doc.error(
+                        (*opath, spec["key"]),
+                        f"unknown {spec['catalog']} '{key}'",
+                        f"{hint}known: {', '.join(options)}; or leave the name out and give the numbers explicitly",
+                    )
+                )
                 continue
             for prop in onode["properties"]:
-                path = opath + (prop,)
+                path = (*opath, prop)
                 attr = self.attr_of.get(path)
                 if attr is None or attr in inputs or prop == spec["key"]:
                     continue
                 v = item.get(prop)
                 if v is not None:
-                    inputs[attr] = InputValue(v, "catalog",
-                                              f"{spec['catalog']} '{item.id}' ({item.file}:{item.line})",
-                                              item.line)
-        if problems:
-            raise Problems(problems)
-        # declared defaults
-        for path, node in self.leaves.items():
-            attr = self.attr_of[path]
-            if attr in inputs or "default" not in node:
-                continue
-            inputs[attr] = InputValue(node["default"], "default",
-                                      node.get("x-default-source", f"default in {self.file}"))
-        problems = self._relations(doc, inputs)
-        if problems:
-            raise Problems(problems)
-        sha = hashlib.sha256(doc.text.encode("utf-8")).hexdigest()
-        name = str(data.get("name", doc.file))
-        return Workload(file=doc.file, name=name, text=doc.text, sha256=sha, data=data,
-                        inputs=MappingProxyType(dict(sorted(inputs.items()))))
+                    inputs[attr] = InputValue(
+                        v, "catalog", f"{spec['catalog']} '{item.id}' ({item.file}:{item.line})", item.line
+                    )
+        return problems
 
-    def _relations(self, doc: Doc, inputs: dict) -> list:
+    def _relations(self, doc: Doc, inputs: dict[str, InputValue]) -> list[InputError]:
         """Checks between keys that JSON Schema cannot state, from two annotations on a leaf:
         ``x-at-most: <attribute>`` (a number no larger than that attribute's) and
         ``x-only-when: {<attribute>: [values]}`` (a value given in the file that only means
-        something when that attribute has one of those values)."""
+        something when that attribute has one of those values).
+        """
         out = []
         for path, node in self.leaves.items():
             mine = inputs.get(self.attr_of[path])
@@ -184,27 +241,36 @@ class InputSchema:
             other = node.get("x-at-most")
             if other and other in inputs:
                 limit = inputs[other].value
-                if (isinstance(mine.value, (int, float)) and isinstance(limit, (int, float))
-                        and mine.value > limit):
+                if isinstance(mine.value, (int, float)) and isinstance(limit, (int, float)) and mine.value > limit:
                     at = path if mine.origin == "workload" else self._path_of(other) or path
-                    out.append(doc.error(at, f"{'.'.join(path)} = {mine.value!r} is more than {other} = {limit!r} "
-                                             f"({inputs[other].detail})",
-                                         f"give {'.'.join(path)} a value of at most {limit!r}, or change {other}"))
+                    out.append(
+                        doc.error(
+                            at,
+                            f"{'.'.join(path)} = {mine.value!r} is more than {other} = {limit!r} "
+                            f"({inputs[other].detail})",
+                            f"give {'.'.join(path)} a value of at most {limit!r}, or change {other}",
+                        )
+                    )
             for attr, allowed in (node.get("x-only-when") or {}).items():
                 if mine.origin != "workload" or attr not in inputs or inputs[attr].value in allowed:
                     continue
                 if "default" in node and mine.value == node["default"]:
                     continue
-                out.append(doc.error(path, f"{'.'.join(path)}: {mine.value!r} applies only when {attr} is "
-                                           f"{' or '.join(map(str, allowed))}, and it is {inputs[attr].value!r}",
-                                     f"remove {'.'.join(path)}, or change {attr}"))
+                out.append(
+                    doc.error(
+                        path,
+                        f"{'.'.join(path)}: {mine.value!r} applies only when {attr} is "
+                        f"{' or '.join(map(str, allowed))}, and it is {inputs[attr].value!r}",
+                        f"remove {'.'.join(path)}, or change {attr}",
+                    )
+                )
         return out
 
-    def _path_of(self, attr: str):
+    def _path_of(self, attr: str) -> tuple[str, ...] | None:
         return next((p for p, a in self.attr_of.items() if a == attr), None)
 
 
-def _get(data, path):
+def _get(data: Any, path: tuple[str, ...]) -> tuple[bool, Any]:
     node = data
     for p in path:
         if not isinstance(node, dict) or p not in node:
@@ -213,9 +279,15 @@ def _get(data, path):
     return True, node
 
 
-def _attr_type(node: dict) -> str:
+def _attr_type(node: dict[str, Any]) -> str:
     t = node.get("type")
     if isinstance(t, list):
         return "scalar"
-    return {"number": "number", "integer": "integer", "string": "string", "boolean": "boolean",
-            "array": "list", "object": "record"}.get(t, "scalar")
+    return {
+        "number": "number",
+        "integer": "integer",
+        "string": "string",
+        "boolean": "boolean",
+        "array": "list",
+        "object": "record",
+    }.get(str(t), "scalar")

@@ -28,7 +28,8 @@ class _Loader(_Base):  # type: ignore[misc]
 _Loader.add_implicit_resolver(
     "tag:yaml.org,2002:float",
     re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$"),
-    list("-+0123456789."))
+    list("-+0123456789."),
+)
 
 
 @dataclass
@@ -42,6 +43,7 @@ class Doc:
     key_positions: dict[NodePath, tuple[int, int]] = field(default_factory=dict)
 
     def line_text(self, line: int | None) -> str | None:
+        """The text of a line, for error snippets."""
         if line is None:
             return None
         lines = self.text.splitlines()
@@ -61,11 +63,20 @@ class Doc:
             p = p[:-1]
 
     def span(self, path: Iterable[str | int], *, key: bool = False) -> Span:
+        """Where the node at path is, as a Span with its line's text."""
         line, col = self.where(path, key=key)
         return Span(self.file, line, col, self.line_text(line))
 
-    def error(self, path: Iterable[str | int], message: str, help: str | None = None, *, key: bool = False,
-              cls: type[InputError] = InputError) -> InputError:
+    def error(
+        self,
+        path: Iterable[str | int],
+        message: str,
+        help: str | None = None,
+        *,
+        key: bool = False,
+        cls: type[InputError] = InputError,
+    ) -> InputError:
+        """An input error at the node at path, quoting its line."""
         line, col = self.where(path, key=key)
         return cls(message, file=self.file, line=line, col=col, help=help, snippet=self.line_text(line))
 
@@ -94,13 +105,17 @@ def parse(text: str, file: str) -> Doc:
         problem = exc.problem or exc.context or "invalid YAML"
         if exc.context and exc.problem and exc.context_mark is not None:
             problem += f" ({exc.context} at line {exc.context_mark.line + 1}, column {exc.context_mark.column + 1})"
-        raise InputError(f"YAML syntax error: {problem}", file=file, line=line, col=col,
-                         snippet=doc.line_text(line),
-                         help="fix the YAML syntax at this position (check indentation, "
-                              "quotes and that each 'key: value' sits on its own line)") from None
+        raise InputError(
+            f"YAML syntax error: {problem}",
+            file=file,
+            line=line,
+            col=col,
+            snippet=doc.line_text(line),
+            help="fix the YAML syntax at this position (check indentation, "
+            "quotes and that each 'key: value' sits on its own line)",
+        ) from None
     except yaml.YAMLError as exc:
-        raise InputError(f"YAML error: {exc}", file=file,
-                         help="make the file a valid YAML document") from None
+        raise InputError(f"YAML error: {exc}", file=file, help="make the file a valid YAML document") from None
     return doc
 
 
@@ -112,23 +127,43 @@ def _build(loader: Any, node: yaml.Node, path: NodePath, doc: Doc) -> Any:
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode):
                 line, col = _mark(key_node)
-                raise InputError("a mapping key must be a plain value, not a list or mapping",
-                                 file=doc.file, line=line, col=col, snippet=doc.line_text(line),
-                                 help="write keys as plain words, e.g. 'batch_size: 8'")
-            key = loader.construct_object(key_node)
+                raise InputError(
+                    "a mapping key must be a plain value, not a list or mapping",
+                    file=doc.file,
+                    line=line,
+                    col=col,
+                    snippet=doc.line_text(line),
+                    help="write keys as plain words, e.g. 'batch_size: 8'",
+                )
+            key = _scalar(loader, key_node)
             if not isinstance(key, str):
                 key = str(key).lower() if isinstance(key, bool) else str(key)
             if key in out:
                 line, col = _mark(key_node)
                 first = doc.key_positions.get((*path, key), (None, None))[0]
-                raise InputError(f"duplicate key '{key}' (first given on line {first})",
-                                 file=doc.file, line=line, col=col, snippet=doc.line_text(line),
-                                 help="give each key once; remove or merge the repeated one")
+                raise InputError(
+                    f"duplicate key '{key}' (first given on line {first})",
+                    file=doc.file,
+                    line=line,
+                    col=col,
+                    snippet=doc.line_text(line),
+                    help="give each key once; remove or merge the repeated one",
+                )
             doc.key_positions[(*path, key)] = _mark(key_node)
             out[key] = _build(loader, value_node, (*path, key), doc)
         return out
     if isinstance(node, yaml.SequenceNode):
         return [_build(loader, child, (*path, i), doc) for i, child in enumerate(node.value)]
+    return _scalar(loader, node)
+
+
+_STR = "tag:yaml.org,2002:str"
+
+
+def _scalar(loader: Any, node: yaml.Node) -> Any:
+    """A scalar's value; text (most of any rule file) without the constructor's dispatch."""
+    if node.tag == _STR:
+        return node.value
     return loader.construct_object(node)
 
 
@@ -139,14 +174,20 @@ def read_bytes(path: Path | str, display: str | None = None) -> bytes:
     try:
         return p.read_bytes()
     except FileNotFoundError:
-        raise InputError("file not found", file=name, code="unreadable",
-                         help="check the path; it is relative to the current directory") from None
+        raise InputError(
+            "file not found",
+            file=name,
+            code="unreadable",
+            help="check the path; it is relative to the current directory",
+        ) from None
     except IsADirectoryError:
-        raise InputError("is a directory, not a YAML file", file=name, code="unreadable",
-                         help="name a .yaml file") from None
+        raise InputError(
+            "is a directory, not a YAML file", file=name, code="unreadable", help="name a .yaml file"
+        ) from None
     except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror}", file=name, code="unreadable",
-                         help="check the file's permissions") from None
+        raise InputError(
+            f"cannot read file: {exc.strerror}", file=name, code="unreadable", help="check the file's permissions"
+        ) from None
 
 
 def decode(raw: bytes, name: str) -> str:
@@ -154,8 +195,9 @@ def decode(raw: bytes, name: str) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start})", file=name, code="unreadable",
-                         help="save the file as UTF-8") from None
+        raise InputError(
+            f"not UTF-8 text (byte {exc.start})", file=name, code="unreadable", help="save the file as UTF-8"
+        ) from None
 
 
 def load(path: Path | str, display: str | None = None) -> Doc:

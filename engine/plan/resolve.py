@@ -16,8 +16,23 @@ from typing import Any
 
 from ..errors import InputError, hint
 from ..load import expr as X
-from ..load.ir import (MEMBERSHIP, AnyOf, Attribute, AttrCond, Catalog, Computed, Conclusion, ItemCond, Let, Not,
-                       Ref, Rule, Simple, Span, Test)
+from ..load.ir import (
+    MEMBERSHIP,
+    AnyOf,
+    AttrCond,
+    Attribute,
+    Catalog,
+    Computed,
+    Conclusion,
+    ItemCond,
+    Let,
+    Not,
+    Ref,
+    Rule,
+    Simple,
+    Span,
+    Test,
+)
 
 Getter = X.Getter
 Output = Getter | tuple[tuple[str, Getter], ...]
@@ -48,10 +63,12 @@ class PlannedRule:
 
     @property
     def id(self) -> str:
+        """The rule's id."""
         return self.rule.id
 
     @property
     def writes(self) -> tuple[str, ...]:
+        """The attributes the rule concludes."""
         return self.rule.writes
 
 
@@ -84,12 +101,16 @@ class _Resolver:
     def attribute(self, name: str, span: Span) -> Attribute:
         attr = self.attributes.get(name)
         if attr is None:
-            raise _Fault(span, f"unknown attribute '{name}'",
-                         f"{hint(name, self.attributes)}declare it in rules/_attributes.yaml or use a workload input")
+            raise _Fault(
+                span,
+                f"unknown attribute '{name}'",
+                f"{hint(name, self.attributes)}declare it in rules/_attributes.yaml or use a workload input",
+            )
         return attr
 
-    def name(self, dotted: str, span: Span, aliases: Mapping[str, str], lets: Mapping[str, Any],
-             reads: set[str]) -> tuple[str, str, tuple[str, ...]]:
+    def name(
+        self, dotted: str, span: Span, aliases: Mapping[str, str], lets: Mapping[str, Any], reads: set[str]
+    ) -> tuple[str, str, tuple[str, ...]]:
         """('item', alias, field) | ('let', name, fields) | ('attr', name, fields)."""
         parts = dotted.split(".")
         if parts[0] in aliases:
@@ -99,8 +120,11 @@ class _Resolver:
                 raise _Fault(span, f"'{dotted}' names a whole item; read one of its fields", f"e.g. {parts[0]}.id")
             if not catalog.has_field(fieldname):
                 guess = hint(fieldname, ["id", "name", *catalog.fields])
-                raise _Fault(span, f"catalog '{catalog.name}' has no field '{fieldname}'",
-                             guess or f"declare the field in the '{catalog.name}' catalog")
+                raise _Fault(
+                    span,
+                    f"catalog '{catalog.name}' has no field '{fieldname}'",
+                    guess or f"declare the field in the '{catalog.name}' catalog",
+                )
             return ("item", parts[0], (fieldname,))
         if parts[0] in lets:
             return ("let", parts[0], tuple(parts[1:]))
@@ -112,17 +136,22 @@ class _Resolver:
                 if rest and attr.type not in ("record", "scalar"):
                     raise _Fault(span, f"'{name}' is a {attr.type}, it has no field '{'.'.join(rest)}'")
                 if rest and attr.fields is not None and rest[0] not in attr.fields:
-                    raise _Fault(span, f"record '{name}' has no field '{rest[0]}'",
-                                 f"{hint(rest[0], attr.fields)}its fields: {', '.join(attr.fields)}")
+                    raise _Fault(
+                        span,
+                        f"record '{name}' has no field '{rest[0]}'",
+                        f"{hint(rest[0], attr.fields)}its fields: {', '.join(attr.fields)}",
+                    )
                 reads.add(name)
                 return ("attr", name, rest)
-        raise _Fault(span, f"unknown name '{dotted}'",
-                     f"{hint(dotted, [*self.attributes, *aliases, *lets])}"
-                     "names are attributes, item aliases (from 'as:') or 'let' names")
+        raise _Fault(
+            span,
+            f"unknown name '{dotted}'",
+            f"{hint(dotted, [*self.attributes, *aliases, *lets])}"
+            "names are attributes, item aliases (from 'as:') or 'let' names",
+        )
 
     # -- conditions ------------------------------------------------------------
-    def variant(self, index: int, conditions: tuple[Simple, ...], expr_reads: set[str],
-                reads: set[str]) -> Variant:
+    def variant(self, index: int, conditions: tuple[Simple, ...], expr_reads: set[str], reads: set[str]) -> Variant:
         aliases: dict[str, str] = {}
         required: set[str] = set(expr_reads)
         absent: dict[str, Span] = {}
@@ -139,31 +168,49 @@ class _Resolver:
         items = tuple((a, c) for a, c in aliases.items())
         return Variant(index, conditions, items, tuple(sorted(required)))
 
-    def join(self, cond: ItemCond, aliases: dict[str, str], reads: set[str], required: set[str],
-             negated: bool) -> None:
+    def join(self, cond: ItemCond, aliases: dict[str, str], reads: set[str], required: set[str], negated: bool) -> None:
         if cond.catalog not in self.catalogs:
-            raise _Fault(cond.span, f"unknown catalog '{cond.catalog}'",
-                         f"{hint(cond.catalog, self.catalogs)}catalogs: {', '.join(sorted(self.catalogs))}")
+            raise _Fault(
+                cond.span,
+                f"unknown catalog '{cond.catalog}'",
+                f"{hint(cond.catalog, self.catalogs)}catalogs: {', '.join(sorted(self.catalogs))}",
+            )
         if cond.alias in aliases or cond.alias in self.attributes or cond.alias in self.first_words:
-            raise _Fault(cond.span, f"alias '{cond.alias}' is already used or names an attribute",
-                         "pick a short alias that is not an attribute's first word, e.g. g")
+            raise _Fault(
+                cond.span,
+                f"alias '{cond.alias}' is already used or names an attribute",
+                "pick a short alias that is not an attribute's first word, e.g. g",
+            )
         catalog = self.catalogs[cond.catalog]
         visible = dict(aliases, **{cond.alias: cond.catalog})
         for f in cond.where:
             if not catalog.has_field(f.field):
-                raise _Fault(f.span, f"catalog '{cond.catalog}' has no field '{f.field}'",
-                             f"{hint(f.field, ['id', 'name', *catalog.fields])}"
-                             "the fields are declared at the top of the catalog file")
+                raise _Fault(
+                    f.span,
+                    f"catalog '{cond.catalog}' has no field '{f.field}'",
+                    f"{hint(f.field, ['id', 'name', *catalog.fields])}"
+                    "the fields are declared at the top of the catalog file",
+                )
             for t in f.tests:
                 if t.op in MEMBERSHIP or t.op == "empty":
-                    raise _Fault(t.span, f"'{t.op}' tests a list attribute, not a catalog field",
-                                 "use eq, ne, gt, gte, lt, lte, in, not_in or exists")
+                    raise _Fault(
+                        t.span,
+                        f"'{t.op}' tests a list attribute, not a catalog field",
+                        "use eq, ne, gt, gte, lt, lte, in, not_in or exists",
+                    )
                 self.operand(t, visible, reads, required)
         if not negated:
             aliases[cond.alias] = cond.catalog
 
-    def attr_cond(self, cond: AttrCond, aliases: dict[str, str], reads: set[str], required: set[str],
-                  absent: dict[str, Span], negated: bool) -> None:
+    def attr_cond(
+        self,
+        cond: AttrCond,
+        aliases: dict[str, str],
+        reads: set[str],
+        required: set[str],
+        absent: dict[str, Span],
+        negated: bool,
+    ) -> None:
         attr = self.attribute(cond.attribute, cond.span)
         reads.add(attr.name)
         ops = {t.op for t in cond.tests}
@@ -171,12 +218,19 @@ class _Resolver:
             if t.op in MEMBERSHIP and not attr.is_list:
                 raise _Fault(t.span, f"contains needs a list attribute; '{attr.name}' is a {attr.type}")
             if t.op == "empty" and not attr.is_list:
-                raise _Fault(t.span, f"'empty' tests a list attribute; '{attr.name}' is not a list ({attr.type})",
-                             "use exists, or a comparison")
+                raise _Fault(
+                    t.span,
+                    f"'empty' tests a list attribute; '{attr.name}' is not a list ({attr.type})",
+                    "use exists, or a comparison",
+                )
             if attr.type in ("list", "record") and t.op not in MEMBERSHIP | {"exists", "empty"}:
-                raise _Fault(t.span, f"'{t.op}' cannot test a {attr.type} attribute",
-                             "use contains / not_contains / empty / exists" if attr.is_list else
-                             f"test one of its fields in a rule that concludes it, or use exists")
+                raise _Fault(
+                    t.span,
+                    f"'{t.op}' cannot test a {attr.type} attribute",
+                    "use contains / not_contains / empty / exists"
+                    if attr.is_list
+                    else "test one of its fields in a rule that concludes it, or use exists",
+                )
             self.operand(t, aliases, reads, required)
         exists_false = any(t.op == "exists" and t.operand is False for t in cond.tests)
         if exists_false:
@@ -198,17 +252,17 @@ class _Resolver:
                     required.add(name)
 
     # -- let and then ------------------------------------------------------------
-    def bind(self, value: Computed, span: Span, aliases: Mapping[str, str], lets: Mapping[str, Any],
-             reads: set[str]) -> Getter:
+    def bind(
+        self, value: Computed, span: Span, aliases: Mapping[str, str], lets: Mapping[str, Any], reads: set[str]
+    ) -> Getter:
         kinds = {dotted: self.name(dotted, span, aliases, lets, reads) for dotted in sorted(value.names)}
 
         def resolve(dotted: str) -> Getter:
             kind, name, rest = kinds[dotted]
             if kind == "item":
                 return _item_getter(name, rest[0])
-            if kind == "let":
-                return _walk(lambda env, n=name: env["lets"][n], rest, dotted)
-            return _walk(lambda env, n=name: env["attrs"][n], rest, dotted)
+            return _walk(_slot("lets" if kind == "let" else "attrs", name), rest, dotted)
+
         try:
             return value.bind(resolve)
         except X.ExprError as exc:  # pragma: no cover - parse already checked the expression
@@ -222,8 +276,11 @@ class _Resolver:
             order = list(TopologicalSorter({n: deps[n] for n in lets}).static_order())
         except CycleError as exc:
             cycle = exc.args[1]
-            raise _Fault(lets[cycle[0]].span, f"let values read each other in a cycle: {' -> '.join(cycle)}",
-                         "compute one from the other, not both ways") from None
+            raise _Fault(
+                lets[cycle[0]].span,
+                f"let values read each other in a cycle: {' -> '.join(cycle)}",
+                "compute one from the other, not both ways",
+            ) from None
         position = {n: i for i, n in enumerate(lets)}
         # a stable topological order: repeatedly take the earliest-written value whose inputs are done
         done: list[str] = []
@@ -234,17 +291,20 @@ class _Resolver:
             pending.remove(pick)
         return [lets[n] for n in done]
 
-    def conclusion(self, c: Conclusion, aliases: Mapping[str, str], lets: Mapping[str, Any],
-                   reads: set[str]) -> Output:
+    def conclusion(self, c: Conclusion, aliases: Mapping[str, str], lets: Mapping[str, Any], reads: set[str]) -> Output:
         attr = self.attribute(c.attribute, c.span)
         if attr.given:
             what = "workload input" if attr.input else "named constant"
-            raise _Fault(c.span, f"'{c.attribute}' is a {what}; rules cannot set it",
-                         "conclude a new attribute instead")
+            raise _Fault(
+                c.span, f"'{c.attribute}' is a {what}; rules cannot set it", "conclude a new attribute instead"
+            )
         if c.fields is None:
             if attr.type == "record":
-                raise _Fault(c.span, f"'{c.attribute}' is a record; give its fields",
-                             f"e.g. {c.attribute}: {{{', '.join(f'{k}: ...' for k in (attr.fields or attr.key))}}}")
+                raise _Fault(
+                    c.span,
+                    f"'{c.attribute}' is a record; give its fields",
+                    f"e.g. {c.attribute}: {{{', '.join(f'{k}: ...' for k in (attr.fields or attr.key))}}}",
+                )
             assert c.value is not None
             return self.bind(c.value, c.span, aliases, lets, reads)
         if attr.type != "record":
@@ -254,17 +314,31 @@ class _Resolver:
             missing = [k for k in attr.fields if k not in given]
             extra = [k for k in given if k not in attr.fields]
             if missing:
-                raise _Fault(c.span, f"the record for '{c.attribute}' lacks {', '.join(map(repr, missing))}",
-                             f"every contribution gives all its declared fields: {', '.join(attr.fields)}")
+                raise _Fault(
+                    c.span,
+                    f"the record for '{c.attribute}' lacks {', '.join(map(repr, missing))}",
+                    f"every contribution gives all its declared fields: {', '.join(attr.fields)}",
+                )
             if extra:
-                raise _Fault(c.span, f"'{c.attribute}' has no field {extra[0]!r}",
-                             f"{hint(extra[0], attr.fields)}its fields are declared in rules/_attributes.yaml: "
-                             f"{', '.join(attr.fields)}")
+                raise _Fault(
+                    c.span,
+                    f"'{c.attribute}' has no field {extra[0]!r}",
+                    f"{hint(extra[0], attr.fields)}its fields are declared in rules/_attributes.yaml: "
+                    f"{', '.join(attr.fields)}",
+                )
         for need in (*attr.key, attr.first_by):
             if need and need not in given:
-                raise _Fault(c.span, f"record for '{c.attribute}' lacks its field '{need}'",
-                             f"add '{need}: ...' (the combine policy compares it)")
+                raise _Fault(
+                    c.span,
+                    f"record for '{c.attribute}' lacks its field '{need}'",
+                    f"add '{need}: ...' (the combine policy compares it)",
+                )
         return tuple((k, self.bind(v, c.span, aliases, lets, reads)) for k, v in c.fields)
+
+
+def _slot(table: str, name: str) -> Getter:
+    """A getter for one entry of the environment's attrs or lets."""
+    return lambda env: env[table][name]
 
 
 def _item_getter(alias: str, field: str) -> Getter:
@@ -282,6 +356,7 @@ def _walk(base: Callable[[dict[str, Any]], Any], rest: tuple[str, ...], dotted: 
                 raise X.ExprError(f"'{dotted}': no field '{part}'")
             v = v[part]
         return v
+
     return get
 
 
@@ -291,15 +366,25 @@ def plan_rule(rule: Rule, attributes: Mapping[str, Attribute], catalogs: Mapping
     try:
         return _plan(r, rule)
     except _Fault as f:
-        raise InputError(f.message, file=f.span.file, line=f.span.line, col=f.span.col, snippet=f.span.snippet,
-                         help=f.help, rule=rule.id) from None
+        raise InputError(
+            f.message,
+            file=f.span.file,
+            line=f.span.line,
+            col=f.span.col,
+            snippet=f.span.snippet,
+            help=f.help,
+            rule=rule.id,
+        ) from None
 
 
 def _plan(r: _Resolver, rule: Rule) -> PlannedRule:
     combos = variants_of(rule.when)
     if len(combos) > MAX_ALTERNATIVES:
-        raise _Fault(rule.span, f"the 'any' conditions combine into {len(combos)} alternatives; "
-                     f"at most {MAX_ALTERNATIVES}", "split the rule in two")
+        raise _Fault(
+            rule.span,
+            f"the 'any' conditions combine into {len(combos)} alternatives; at most {MAX_ALTERNATIVES}",
+            "split the rule in two",
+        )
     # conditions first: they name the catalogs and aliases the expressions may read
     reads: set[str] = set()
     for conds in combos:
@@ -321,5 +406,4 @@ def _plan(r: _Resolver, rule: Rule) -> PlannedRule:
     reads |= expr_reads
     variants = tuple(r.variant(i, conds, expr_reads, reads) for i, conds in enumerate(combos))
     items = {a: c for v in variants for a, c in v.items}
-    return PlannedRule(rule=rule, variants=variants, reads=frozenset(reads), items=items, lets=lets,
-                       outputs=outputs)
+    return PlannedRule(rule=rule, variants=variants, reads=frozenset(reads), items=items, lets=lets, outputs=outputs)

@@ -40,11 +40,14 @@ class Rulebase:
         """The declared attribute, or an input error naming the closest one (for command-line names)."""
         attr = self.attributes.get(name)
         if attr is None:
-            raise InputError(f"{where}unknown attribute '{name}'",
-                             help=f"{hint(name, self.attributes)}see the conclusions in 'gpusizer recommend FILE'")
+            raise InputError(
+                f"{where}unknown attribute '{name}'",
+                help=f"{hint(name, self.attributes)}see the conclusions in 'gpusizer recommend FILE'",
+            )
         return attr
 
     def readers(self) -> dict[str, list[str]]:
+        """For each attribute, the ids of the rules that read it."""
         out: dict[str, list[str]] = {}
         for r in self.rules.values():
             for a in sorted(r.reads):
@@ -52,13 +55,15 @@ class Rulebase:
         return out
 
 
-def load_rulebase(rule_dirs: Sequence[Path | str] | None = None,
-                  knowledge_dirs: Sequence[Path | str] | None = None) -> Rulebase:
+def load_rulebase(
+    rule_dirs: Sequence[Path | str] | None = None, knowledge_dirs: Sequence[Path | str] | None = None
+) -> Rulebase:
     """Load, check and plan; raises InputError/Problems naming file:line for anything wrong."""
     return plan(load_rulebase_files(rule_dirs, knowledge_dirs))
 
 
 def plan(loaded: Loaded) -> Rulebase:
+    """Resolve, bind and stratify every loaded rule; errors of all rules are reported together."""
     errors: list[GpusizerError] = []
     planned: dict[str, PlannedRule] = {}
     for rid, rule in loaded.rules.items():
@@ -80,12 +85,21 @@ def plan(loaded: Loaded) -> Rulebase:
         final_at.setdefault(max(ordered[w].stratum for w in ids), []).append(name)
     never = tuple(sorted(n for n, a in loaded.attributes.items() if not a.given and n not in writers))
     return Rulebase(
-        rule_dirs=loaded.rule_dirs, knowledge_dirs=loaded.knowledge_dirs, attributes=loaded.attributes,
-        catalogs=loaded.catalogs, constants=loaded.constants, rules=MappingProxyType(ordered),
-        inputs=loaded.inputs, strata=max((r.stratum for r in ordered.values()), default=0),
+        rule_dirs=loaded.rule_dirs,
+        knowledge_dirs=loaded.knowledge_dirs,
+        attributes=loaded.attributes,
+        catalogs=loaded.catalogs,
+        constants=loaded.constants,
+        rules=MappingProxyType(ordered),
+        inputs=loaded.inputs,
+        strata=max((r.stratum for r in ordered.values()), default=0),
         writers=MappingProxyType({a: tuple(ids) for a, ids in writers.items()}),
         final_at=MappingProxyType({k: tuple(sorted(v)) for k, v in sorted(final_at.items())}),
-        never_written=never, sha256=loaded.sha256, files=loaded.files, overlays=loaded.overlays)
+        never_written=never,
+        sha256=loaded.sha256,
+        files=loaded.files,
+        overlays=loaded.overlays,
+    )
 
 
 def stratify(rules: Mapping[str, PlannedRule]) -> dict[str, int]:
@@ -111,10 +125,15 @@ def stratify(rules: Mapping[str, PlannedRule]) -> dict[str, int]:
         start = ids.index(max(ids, key=loaded.__getitem__))
         ids = ids[start:] + ids[:start]
         first = rules[ids[0]].rule
-        raise InputError(f"rules form a cycle: {' -> '.join(ids + ids[:1])} (through {', '.join(attrs)})",
-                         file=first.file, line=1, col=1, rule=first.id,
-                         help="a rule cannot depend, directly or through other rules, on its own "
-                              "conclusion; split the attribute or remove one dependency") from None
+        raise InputError(
+            f"rules form a cycle: {' -> '.join(ids + ids[:1])} (through {', '.join(attrs)})",
+            file=first.file,
+            line=1,
+            col=1,
+            rule=first.id,
+            help="a rule cannot depend, directly or through other rules, on its own "
+            "conclusion; split the attribute or remove one dependency",
+        ) from None
     level: dict[tuple[str, str], int] = {}
     out: dict[str, int] = {}
     for node in order:

@@ -27,14 +27,14 @@ The rules, for a value under test (an attribute's, or a catalog item's field):
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..load import expr as X
-from ..load.ir import (ORDERING, AttrCond, Catalog, FieldCond, Item, ItemCond, Not, Ref, Scalar, Simple, Test,
-                       Value)
+from ..load.ir import ORDERING, AttrCond, Catalog, FieldCond, Item, ItemCond, Not, Ref, Scalar, Simple, Test, Value
 
 ABSENT: Any = object()  # the value of an attribute without a value, or of a missing item field
 
@@ -55,6 +55,7 @@ def kind(value: object) -> str | None:
 
 
 def is_number(value: object) -> bool:
+    """A real number, not a boolean."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -65,7 +66,7 @@ def same(a: object, b: object) -> bool:
         return False
     if ka == "list":
         assert isinstance(a, list) and isinstance(b, list)
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
     if ka == "record":
         assert isinstance(a, dict) and isinstance(b, dict)
         return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
@@ -118,6 +119,7 @@ class Env:
     items: Mapping[str, Item]
 
     def with_item(self, alias: str, item: Item) -> Env:
+        """The same values with one more item bound."""
         return Env(self.values, self.catalogs, {**self.items, alias: item})
 
     def resolve(self, dotted: str) -> X.Getter:
@@ -136,6 +138,7 @@ class Env:
             if v is ABSENT:
                 raise X.ExprError(f"'{dotted}' has no value")
             return v
+
         return get
 
     def _attribute(self, dotted: str) -> tuple[str | None, tuple[str, ...]]:
@@ -156,7 +159,8 @@ def _field(item: Item, name: str) -> Any:
 
 def operand_value(operand: object, env: Env) -> Any:
     """A test's operand, computed: a literal as it is, a ref by the expression language; ABSENT
-    when the ref cannot be computed."""
+    when the ref cannot be computed.
+    """
     if isinstance(operand, Ref):
         try:
             value = operand.expr.bind(env.resolve)({})
@@ -171,6 +175,7 @@ def operand_value(operand: object, env: Env) -> Any:
 
 
 def test_holds(test: Test, value: Any, env: Env) -> bool:
+    """Does the test hold for the value, its operand computed in ``env``?"""
     return apply(test.op, value, operand_value(test.operand, env))
 
 
@@ -180,15 +185,18 @@ def first_failing(tests: Sequence[Test], value: Any, env: Env) -> Test | None:
 
 
 def attr_value(env: Env, name: str) -> Any:
+    """An attribute's value, or ABSENT."""
     return env.values.get(name, ABSENT)
 
 
 def field_value(item: Item, name: str) -> Any:
+    """An item's field value, or ABSENT when the item lacks it."""
     v = item.get(name)
     return ABSENT if v is None else v
 
 
 def item_passes(where: Sequence[FieldCond], item: Item, env: Env) -> bool:
+    """Do all the field tests hold for the item?"""
     return all(first_failing(f.tests, field_value(item, f.field), env) is None for f in where)
 
 
@@ -201,15 +209,16 @@ def holds(cond: Simple, env: Env) -> bool:
         if isinstance(inner, AttrCond):
             return not holds(inner, env)
         catalog = env.catalogs[inner.catalog]
-        return not any(item_passes(inner.where, item, env.with_item(inner.alias, item))
-                       for item in catalog.items.values())
+        return not any(
+            item_passes(inner.where, item, env.with_item(inner.alias, item)) for item in catalog.items.values()
+        )
     raise TypeError("a positive item join is matched, not tested")  # pragma: no cover
 
 
-def matches(conditions: Sequence[Simple], env: Env,
-            required: Sequence[str] = ()) -> Iterator[Mapping[str, Item]]:
+def matches(conditions: Sequence[Simple], env: Env, required: Sequence[str] = ()) -> Iterator[Mapping[str, Item]]:
     """Every binding of the joins' aliases to items under which all ``conditions`` hold, in
-    catalog order; ``required`` attributes must have values (those the rule's expressions read)."""
+    catalog order; ``required`` attributes must have values (those the rule's expressions read).
+    """
     if any(name not in env.values for name in required):
         return
     yield from _match(list(conditions), 0, env)
@@ -232,7 +241,8 @@ def _match(conditions: list[Simple], i: int, env: Env) -> Iterator[Mapping[str, 
 
 def satisfiable(tests: Sequence[Test], enum: Sequence[Scalar] | None = None) -> bool:
     """Can some value pass every literal test (``ref`` operands are left out)? Searches witnesses
-    built from the tests' own literals, so the answer follows the evaluator's meaning."""
+    built from the tests' own literals, so the answer follows the evaluator's meaning.
+    """
     literal = [t for t in tests if not _has_ref(t)]
     if not literal:
         return True
@@ -244,10 +254,10 @@ def satisfiable(tests: Sequence[Test], enum: Sequence[Scalar] | None = None) -> 
             candidates.append(v)
             if t.op in ("contains", "not_contains"):
                 candidates.append([v])
-            if is_number(v):
+            if isinstance(v, (int, float)) and is_number(v):
                 numbers.add(float(v))
     ordered = sorted(numbers)
-    for a, b in zip(ordered, ordered[1:]):
+    for a, b in itertools.pairwise(ordered):
         candidates.append((a + b) / 2)
     for n in ordered:
         candidates += [n - 1, n + 1, math.nextafter(n, -math.inf), math.nextafter(n, math.inf)]

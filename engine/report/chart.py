@@ -19,16 +19,22 @@ def bar_chart(parts: Sequence[tuple[Any, Any]], unit: str | None = None) -> Any:
     total = sum(v for _, v in shown)
     colours = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7"]
     width, x = 960, 0.0
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {40 + 22 * len(shown)}" width="100%" '
-           'role="img" aria-label="breakdown" font-family="Helvetica, Arial, sans-serif" font-size="12">']
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {40 + 22 * len(shown)}" width="100%" '
+        'role="img" aria-label="breakdown" font-family="Helvetica, Arial, sans-serif" font-size="12">'
+    ]
     for n, (label, v) in enumerate(shown):
         w = width * v / total
         colour = colours[n % len(colours)]
-        out.append(f'<rect x="{x:.1f}" y="0" width="{w:.1f}" height="28" fill="{colour}">'
-                   f'<title>{escape(label)}: {escape(quantity(v, unit))}</title></rect>')
+        out.append(
+            f'<rect x="{x:.1f}" y="0" width="{w:.1f}" height="28" fill="{colour}">'
+            f"<title>{escape(label)}: {escape(quantity(v, unit))}</title></rect>"
+        )
         x += w
-        out.append(f'<rect x="0" y="{38 + 22 * n}" width="12" height="12" fill="{colour}"/>'
-                   f'<text x="18" y="{48 + 22 * n}">{escape(label)}: {escape(quantity(v, unit))} '
-                   f'({100 * v / total:.1f}%)</text>')
+        out.append(
+            f'<rect x="0" y="{38 + 22 * n}" width="12" height="12" fill="{colour}"/>'
+            f'<text x="18" y="{48 + 22 * n}">{escape(label)}: {escape(quantity(v, unit))} '
+            f"({100 * v / total:.1f}%)</text>"
+        )
     out.append("</svg>")
     return Markup("\n".join(out))

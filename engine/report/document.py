@@ -20,8 +20,7 @@ def document(result: Result) -> dict[str, Any]:
     inputs = {}
     constants = {}
     for attr, iv in result.outcome.inputs.items():
-        entry = {"value": plain(iv.value), "unit": rb.attributes[attr].unit, "origin": iv.origin,
-                 "detail": iv.detail}
+        entry = {"value": plain(iv.value), "unit": rb.attributes[attr].unit, "origin": iv.origin, "detail": iv.detail}
         if iv.origin == "constant":
             constants[attr] = entry
         else:
@@ -35,14 +34,21 @@ def document(result: Result) -> dict[str, Any]:
         step = result.explain(attr)
         first = step["binding"][0]
         conclusions[attr] = {
-            "value": plain(step["value"]), "unit": a.unit, "description": a.description,
-            "rule": first["rule"], "summary": first["summary"], "source": first["sources"],
+            "value": plain(step["value"]),
+            "unit": a.unit,
+            "description": a.description,
+            "rule": first["rule"],
+            "summary": first["summary"],
+            "source": first["sources"],
             "overlay": first["overlay"],
             "inputs": plain(first["inputs"]),
             "items": first["items"],
-            "combine": a.combine, "note": step["note"],
-            "contributions": [{"rule": x["rule"], "value": plain(x["value"]), "binding": x["binding"]}
-                              for x in step["binding"] + step["beaten"]],
+            "combine": a.combine,
+            "note": step["note"],
+            "contributions": [
+                {"rule": x["rule"], "value": plain(x["value"]), "binding": x["binding"]}
+                for x in step["binding"] + step["beaten"]
+            ],
         }
     return {
         "gpusizer": __version__,

@@ -4,6 +4,7 @@ Graphviz's ``dot`` is used when it is installed (``layout="auto"``); otherwise,
 or with ``layout="python"`` (which tests use, since dot's output differs
 between versions), a layered left-to-right layout is computed here.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -40,10 +41,13 @@ def subgraph(result: Result, attrs: Iterable[str] | None = None) -> Any:
 
 
 def to_dot(g: Any) -> str:
-    styles = {"firing": 'shape=box, style="rounded,filled", fillcolor="#fde9c9"',
-              "input": 'shape=note, style=filled, fillcolor="#e3eefc"',
-              "item": 'shape=folder, style=filled, fillcolor="#e8f5e1"',
-              "value": 'shape=ellipse, style=filled, fillcolor="#ffffff"'}
+    """The graph in Graphviz's DOT language."""
+    styles = {
+        "firing": 'shape=box, style="rounded,filled", fillcolor="#fde9c9"',
+        "input": 'shape=note, style=filled, fillcolor="#e3eefc"',
+        "item": 'shape=folder, style=filled, fillcolor="#e8f5e1"',
+        "value": 'shape=ellipse, style=filled, fillcolor="#ffffff"',
+    }
     lines = ["digraph derivation {", "  rankdir=LR;", '  node [fontname="Helvetica", fontsize=10];']
     ids = {n: f"n{i}" for i, n in enumerate(sorted(g.nodes))}
     for n in sorted(g.nodes):
@@ -60,6 +64,7 @@ def to_dot(g: Any) -> str:
 
 def _layers(g: Any) -> dict[str, int]:
     import networkx as nx
+
     layer: dict[str, int] = {}
     for n in nx.topological_sort(g):
         preds = [layer[p] for p in g.predecessors(n)]
@@ -68,6 +73,7 @@ def _layers(g: Any) -> dict[str, int]:
 
 
 def python_svg(g: Any) -> str:
+    """The graph as SVG, laid out in layers left to right without Graphviz."""
     layer = _layers(g)
     columns: dict[int, list[str]] = {}
     for n in sorted(g.nodes, key=lambda n: (layer[n], _label(g, n)[0])):
@@ -80,8 +86,10 @@ def python_svg(g: Any) -> str:
     width = pad * 2 + len(columns) * colw
     height = pad * 2 + max(len(v) for v in columns.values()) * rowh if columns else 2 * pad
     fills = {"firing": "#fde9c9", "input": "#e3eefc", "item": "#e8f5e1", "value": "#ffffff"}
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="100%" '
-           f'role="img" aria-label="derivation graph" font-family="Helvetica, Arial, sans-serif" font-size="10">']
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="100%" '
+        f'role="img" aria-label="derivation graph" font-family="Helvetica, Arial, sans-serif" font-size="10">'
+    ]
     boxw = colw - 40
     for u, v in sorted(g.edges):
         (x1, y1), (x2, y2) = pos[u], pos[v]
@@ -89,21 +97,26 @@ def python_svg(g: Any) -> str:
         dash = ' stroke-dasharray="4 3"' if d.get("kind") == "contribution" and not d.get("binding") else ""
         sx, sy, ex, ey = x1 + boxw, y1 + boxh / 2, x2, y2 + boxh / 2
         mx = (sx + ex) / 2
-        out.append(f'<path d="M{sx:.0f},{sy:.0f} C{mx:.0f},{sy:.0f} {mx:.0f},{ey:.0f} {ex:.0f},{ey:.0f}" '
-                   f'fill="none" stroke="#8a8a8a"{dash}/>')
+        out.append(
+            f'<path d="M{sx:.0f},{sy:.0f} C{mx:.0f},{sy:.0f} {mx:.0f},{ey:.0f} {ex:.0f},{ey:.0f}" '
+            f'fill="none" stroke="#8a8a8a"{dash}/>'
+        )
     for n in sorted(g.nodes):
         x, y = pos[n]
         label, kind = _label(g, n)
         rx = 10 if kind == "firing" else 3
         text = label if len(label) <= 38 else label[:35] + "..."
-        out.append(f'<g><title>{escape(label)}</title><rect x="{x}" y="{y}" width="{boxw}" height="{boxh}" '
-                   f'rx="{rx}" fill="{fills[kind]}" stroke="#555"/>'
-                   f'<text x="{x + 6}" y="{y + 16}">{escape(text)}</text></g>')
+        out.append(
+            f'<g><title>{escape(label)}</title><rect x="{x}" y="{y}" width="{boxw}" height="{boxh}" '
+            f'rx="{rx}" fill="{fills[kind]}" stroke="#555"/>'
+            f'<text x="{x + 6}" y="{y + 16}">{escape(text)}</text></g>'
+        )
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
 
 def to_svg(g: Any, layout: str = "auto") -> str:
+    """The graph as SVG: Graphviz dot when installed (layout auto or dot), else the Python layout."""
     dot = shutil.which("dot") if layout in ("auto", "dot") else None
     if layout == "dot" and not dot:
         raise InputError("Graphviz 'dot' is not installed", help="install graphviz, or use --layout python")
@@ -111,5 +124,5 @@ def to_svg(g: Any, layout: str = "auto") -> str:
         p = subprocess.run([dot, "-Tsvg"], input=to_dot(g), capture_output=True, text=True, timeout=60)
         if p.returncode == 0:
             svg = p.stdout
-            return svg[svg.index("<svg"):] if "<svg" in svg else svg
+            return svg[svg.index("<svg") :] if "<svg" in svg else svg
     return python_svg(g)

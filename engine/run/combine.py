@@ -22,12 +22,16 @@ class Contribution:
 
 @dataclass(frozen=True)
 class Combined:
+    """The combined value and which contributions set it."""
+
     value: Any
     binding: tuple[int, ...]  # indexes into the contributions that set the value
     note: str = ""
 
 
 class ConflictError(Exception):
+    """Contributions that cannot be combined (rules disagree on a 'single' attribute)."""
+
     pass
 
 
@@ -47,6 +51,7 @@ def _rank_key(attr: Attribute, value: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def combine(attr: Attribute, contribs: Sequence[Contribution]) -> Combined:
+    """One value from several rules' contributions, by the attribute's combine policy."""
     policy = attr.combine
     values = [c.value for c in contribs]
     if policy == "single":
@@ -64,7 +69,7 @@ def combine(attr: Attribute, contribs: Sequence[Contribution]) -> Combined:
     if policy == "union":
         out, seen = [], set()
         for v in values:
-            for member in (v if isinstance(v, list) else [v]):
+            for member in v if isinstance(v, list) else [v]:
                 k = canonical(member)
                 if k not in seen:
                     seen.add(k)

@@ -40,6 +40,8 @@ class Firing:
 
 @dataclass(frozen=True)
 class Conclusion:
+    """One attribute's final value, its contributions and how they combined."""
+
     attribute: str
     value: Any
     contributions: tuple[Contribution, ...]
@@ -58,10 +60,17 @@ class Outcome:
 
 
 def rule_error(rule: PlannedRule, message: str, help: str | None = None) -> RuleError:
+    """A rule failed while running: name it and point at its 'then'."""
     span = rule.rule.then_span
-    return RuleError(f"rule '{rule.id}' failed {message}", file=span.file, line=span.line, col=1,
-                     snippet=span.snippet, rule=rule.id,
-                     help=help or "fix the rule's expression or guard it with a condition in 'when'")
+    return RuleError(
+        f"rule '{rule.id}' failed {message}",
+        file=span.file,
+        line=span.line,
+        col=1,
+        snippet=span.snippet,
+        rule=rule.id,
+        help=help or "fix the rule's expression or guard it with a condition in 'when'",
+    )
 
 
 class SessionRunner:
@@ -92,6 +101,7 @@ class SessionRunner:
         return self.compiled.open()
 
     def run(self, workload: Workload) -> Outcome:
+        """Run one workload through every stratum; what it concluded and how."""
         rb = self.rb
         given: dict[str, InputValue] = dict(rb.constants)
         given.update(workload.inputs)
@@ -114,12 +124,14 @@ class SessionRunner:
                     for name in rb.final_at.get(k, ()):
                         run.conclude(name)
                         new[name] = run.values.get(name, S.ABSENT)
+                    run.check()
                     session.assert_values(new)
             finally:
                 session.close()
         values = {n: v for n, v in run.values.items()}
-        return Outcome(workload=workload, values=values, inputs=given, conclusions=run.conclusions,
-                       firings=tuple(run.firings))
+        return Outcome(
+            workload=workload, values=values, inputs=given, conclusions=run.conclusions, firings=tuple(run.firings)
+        )
 
     def run_rule(self, rule_id: str, given: Mapping[str, Any]) -> tuple[dict[str, Any], list[Firing]]:
         """Fire one rule alone on ``given`` attribute values; its combined conclusions and firings."""
@@ -140,6 +152,7 @@ class SessionRunner:
                 self._fire(run, session.match(self.schedule[rule_id]))
                 for name in sorted(run.pending):
                     run.conclude(name)
+                run.check()
             finally:
                 session.close()
         return {n: c.value for n, c in sorted(run.conclusions.items())}, run.firings
@@ -149,11 +162,12 @@ class SessionRunner:
         for m in sorted(matches):
             rule = self.rb.rules[m.rule]
             variant = rule.variants[m.variant]
-            items = {alias: self.rb.catalogs[cat].items[iid]
-                     for (alias, iid), (_, cat) in zip(m.items, variant.items)}
+            items = {
+                alias: self.rb.catalogs[cat].items[iid]
+                for (alias, iid), (_, cat) in zip(m.items, variant.items, strict=True)
+            }
             run.fire(rule, variant.required, items)
-        if run.errors:
-            raise run.errors[0]
+        run.check()
 
 
 class _Run:
@@ -179,14 +193,14 @@ class _Run:
         try:
             attrs = {name: self.values[name] for name in required}
             env: dict[str, Any] = {"attrs": attrs, "items": items, "lets": {}}
-            for name, getter in rule.lets:
-                env["lets"][name] = getter(env)
+            for name, let in rule.lets:
+                env["lets"][name] = let(env)
             outputs: dict[str, Any] = {}
-            for attr, getter in rule.outputs:
-                if isinstance(getter, tuple):
-                    outputs[attr] = {k: g(env) for k, g in getter}
+            for attr, out in rule.outputs:
+                if isinstance(out, tuple):
+                    outputs[attr] = {k: g(env) for k, g in out}
                 else:
-                    outputs[attr] = getter(env)
+                    outputs[attr] = out(env)
         except X.ExprError as exc:
             self.errors.append(rule_error(rule, f"while firing: {exc.message}", exc.help))
             return
@@ -217,8 +231,14 @@ class _Run:
             combined = combine(attr, contribs)
         except ConflictError as exc:
             rule = self.rb.rules[contribs[0].rule]
-            self.errors.append(rule_error(rule, str(exc), "give one rule a condition that excludes the "
-                                          "other case, or declare a combine policy for the attribute"))
+            self.errors.append(
+                rule_error(
+                    rule,
+                    str(exc),
+                    "give one rule a condition that excludes the "
+                    "other case, or declare a combine policy for the attribute",
+                )
+            )
             self.set(name, S.ABSENT)
             return
         except GpusizerError as exc:
@@ -230,6 +250,9 @@ class _Run:
             value = int(value)
         self.set(name, value)
         self.conclusions[name] = Conclusion(name, value, tuple(contribs), combined)
+
+    def check(self) -> None:
+        """Raise the first error a firing or a combination met."""
         if self.errors:
             raise self.errors[0]
 

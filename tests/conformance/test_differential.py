@@ -1,0 +1,73 @@
+"""The shipped rulebase under every backend: the same workloads give the same documents."""
+
+import json
+
+import pytest
+from corpus import EXAMPLES
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine import InputError, Recommender
+from engine.backends import get_backend, names
+from engine.report.document import document
+
+
+@pytest.fixture(scope="module")
+def recommenders(rulebase):
+    recs = {name: Recommender(rulebase=rulebase, backend=get_backend(name)) for name in names()}
+    yield recs
+    for rec in recs.values():
+        rec.close()
+
+
+def _docs(recs, workload):
+    out = {}
+    for name, rec in recs.items():
+        try:
+            out[name] = json.dumps(document(rec.recommend(workload)), sort_keys=True)
+        except InputError as exc:
+            out[name] = exc.render()
+    return out
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_every_example_is_the_same_under_every_backend(recommenders, example):
+    docs = _docs(recommenders, example)
+    assert len(set(docs.values())) == 1, f"backends disagree on {example.name}"
+
+
+WORKLOADS = st.fixed_dictionaries(
+    {
+        "name": st.just("w"),
+        "task": st.sampled_from(["training", "fine-tuning", "inference"]),
+        "model": st.fixed_dictionaries(
+            {
+                "name": st.sampled_from(
+                    ["llama-2-7b", "llama-2-70b", "mixtral-8x7b", "gpt2", "bert-base-uncased", "qwen2.5-7b"]
+                )
+            }
+        ),
+        "precision": st.sampled_from(["fp32", "bf16", "fp16", "int8", "int4"]),
+        "batch_size": st.integers(1, 64),
+        "sequence_length": st.sampled_from([128, 2048, 8192]),
+        "gradient_checkpointing": st.booleans(),
+        "scenario": st.sampled_from(["auto", "personal", "sme", "cluster", "hpc"]),
+        "needs_fp64": st.booleans(),
+        "gpu": st.fixed_dictionaries(
+            {
+                "count": st.sampled_from(["auto", 1, 2, 4, 8, 16]),
+                "exclude": st.lists(st.sampled_from(["rtx-3090-24gb", "h100-sxm-80gb"]), max_size=2, unique=True),
+            }
+        ),
+        "budget": st.fixed_dictionaries({"amount": st.integers(1000, 3_000_000)}),
+    }
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(workload=WORKLOADS)
+def test_generated_workloads_are_the_same_under_every_backend(recommenders, workload):
+    docs = _docs(recommenders, workload)
+    assert len(set(docs.values())) == 1

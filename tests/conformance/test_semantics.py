@@ -1,0 +1,303 @@
+"""The rule language's meaning, held against every backend (see engine/plan/semantics.py).
+
+Each table names a condition, the workload values it is tried on, and whether it holds. The
+same rules run under each backend; a backend that differs from the expectation fails here.
+"""
+
+import pytest
+
+from engine import InputError, RuleError
+
+from .conftest import hit
+
+ABSENT = object()
+
+
+def _hits(rec, values):
+    doc = {"name": "w"}
+    doc.update({k: v for k, v in values.items() if v is not ABSENT})
+    return set(rec.recommend(doc).get("hits") or [])
+
+
+def _table(build, cases):
+    """cases: [(rule id, condition yaml, [(values, holds), ...]), ...] run as one rulebase."""
+    rec = build({rid: hit(rid, cond) for rid, cond, _ in cases})
+    for rid, cond, trials in cases:
+        for values, holds in trials:
+            got = rid in _hits(rec, values)
+            assert got == holds, f"{rid} ({cond.strip()}) with {values}: expected {'holds' if holds else 'fails'}"
+
+
+NUMBER = [
+    ("eq", "  - x: 5", [({"x": 5}, True), ({"x": 5.0}, True), ({"x": 6}, False), ({"x": ABSENT}, False)]),
+    ("eq-text-vs-number", "  - sc: '5'", [({"sc": 5}, False), ({"sc": "5"}, True)]),
+    ("ne", "  - x: {ne: 5}", [({"x": 5}, False), ({"x": 4}, True), ({"x": ABSENT}, False)]),
+    ("ne-text", "  - sc: {ne: 5}", [({"sc": "auto"}, True), ({"sc": 5}, False)]),
+    ("gt", "  - x: {gt: 5}", [({"x": 5}, False), ({"x": 5.5}, True), ({"x": ABSENT}, False)]),
+    ("gte", "  - x: {gte: 5}", [({"x": 5}, True), ({"x": 4.999}, False)]),
+    ("lt", "  - x: {lt: 5}", [({"x": 4}, True), ({"x": 5}, False)]),
+    ("lte", "  - x: {lte: 5}", [({"x": 5}, True), ({"x": 6}, False)]),
+    ("ordering-on-text", "  - sc: {gt: 3}", [({"sc": "zzz"}, False), ({"sc": 4}, True)]),
+    ("in", "  - x: {in: [1, 2, 3]}", [({"x": 2}, True), ({"x": 4}, False), ({"x": ABSENT}, False)]),
+    ("not-in", "  - x: {not_in: [1, 2]}", [({"x": 3}, True), ({"x": 1}, False), ({"x": ABSENT}, False)]),
+    ("exists", "  - x: {exists: true}", [({"x": 0}, True), ({"x": ABSENT}, False)]),
+    ("absent", "  - x: {exists: false}", [({"x": 0}, False), ({"x": ABSENT}, True)]),
+    ("range", "  - x: {gt: 1, lt: 9}", [({"x": 5}, True), ({"x": 9}, False), ({"x": 1}, False)]),
+    ("tiny-float", "  - x: {gt: 1.0e-05}", [({"x": 2e-05}, True), ({"x": 1e-05}, False)]),
+]
+
+TEXT_AND_BOOLEAN = [
+    ("text-eq", "  - s: abc", [({"s": "abc"}, True), ({"s": "abd"}, False)]),
+    ("text-in", "  - s: {in: [a, b]}", [({"s": "b"}, True), ({"s": "c"}, False)]),
+    ("bool-true", "  - b: true", [({"b": True}, True), ({"b": False}, False), ({"b": ABSENT}, False)]),
+    ("bool-is-not-one", "  - b: 1", [({"b": True}, False)]),
+    ("bool-ne", "  - b: {ne: false}", [({"b": True}, True), ({"b": False}, False)]),
+]
+
+LIST = [
+    ("contains", "  - l: {contains: x1}", [({"l": ["x1", "x2"]}, True), ({"l": ["x2"]}, False), ({"l": []}, False)]),
+    (
+        "not-contains",
+        "  - l: {not_contains: x1}",
+        [({"l": ["x2"]}, True), ({"l": ["x1"]}, False), ({"l": ABSENT}, True)],
+    ),
+    ("empty", "  - l: {empty: true}", [({"l": []}, True), ({"l": ["a"]}, False), ({"l": ABSENT}, False)]),
+    ("not-empty", "  - l: {empty: false}", [({"l": ["a"]}, True), ({"l": []}, False)]),
+]
+
+REFS = [
+    ("ref-eq", "  - x: {ref: y}", [({"x": 3, "y": 3}, True), ({"x": 3, "y": 4}, False), ({"x": 3}, False)]),
+    ("ref-arith", "  - x: {gt: {ref: y * 2 + 1}}", [({"x": 8, "y": 3}, True), ({"x": 7, "y": 3}, False)]),
+    ("ref-div-zero", "  - x: {gt: {ref: 10 / y}}", [({"x": 8, "y": 0}, False), ({"x": 8, "y": 2}, True)]),
+    ("ref-function", "  - x: {gte: {ref: 'max(y, 2) ** 2'}}", [({"x": 9, "y": 3}, True), ({"x": 8, "y": 3}, False)]),
+    ("ref-constant", "  - x: {lt: {ref: const.ten}}", [({"x": 9}, True), ({"x": 10}, False)]),
+]
+
+NOT_ANY = [
+    ("not-attr", "  - not: {x: {gt: 5}}", [({"x": 3}, True), ({"x": 6}, False), ({"x": ABSENT}, True)]),
+    ("not-member", "  - not: {l: {contains: x1}}", [({"l": ["x2"]}, True), ({"l": ["x1"]}, False)]),
+    (
+        "any",
+        "  - any:\n      - [{x: 1}]\n      - [{s: one}]",
+        [({"x": 1}, True), ({"s": "one"}, True), ({"x": 2, "s": "two"}, False)],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "table", [NUMBER, TEXT_AND_BOOLEAN, LIST, REFS, NOT_ANY], ids=["number", "text-boolean", "list", "refs", "not-any"]
+)
+def test_operators(build, table):
+    _table(build, table)
+
+
+def _matched(rec, values, attr="hits"):
+    doc = {"name": "w", **values}
+    return sorted(rec.recommend(doc).get(attr) or [])
+
+
+def test_joins_bind_each_matching_item(build):
+    rule = """id: join
+summary: each thing of size above x.
+when:
+  - x: {exists: true}
+  - item: thing
+    as: t
+    where:
+      size: {gt: {ref: x}}
+then:
+  hits: "{t.id}"
+source: {doc: test}
+"""
+    rec = build({"join": rule})
+    assert _matched(rec, {"x": 0}) == ["a", "b", "c"]
+    assert _matched(rec, {"x": 4}) == ["b", "c"]
+    assert _matched(rec, {"x": 10}) == []
+
+
+def test_join_tests_on_missing_fields(build):
+    """An item without a field fails every test on it except exists: false (ne included)."""
+    rules = {
+        "flag-ne": "id: flag-ne\nsummary: s.\nwhen:\n  - item: thing\n    as: t\n    where:\n      flag: {ne: true}\n"
+        "then:\n  hits: 'ne:{t.id}'\nsource: {doc: test}\n",
+        "flag-absent": "id: flag-absent\nsummary: s.\nwhen:\n  - item: thing\n    as: t\n    where:\n"
+        "      flag: {exists: false}\nthen:\n  hits: 'absent:{t.id}'\nsource: {doc: test}\n",
+        "ref-missing": "id: ref-missing\nsummary: s.\nwhen:\n  - item: thing\n    as: t\n  - x: {gt: {ref: t.flag}}\n"
+        "then:\n  hits: 'ref:{t.id}'\nsource: {doc: test}\n",
+    }
+    rec = build(rules)
+    assert _matched(rec, {"x": 1}) == ["absent:c", "ne:b"]
+
+
+def test_two_joins_and_a_ref_between_them(build):
+    rule = """id: pair
+summary: pairs where the second is bigger.
+when:
+  - item: thing
+    as: p
+  - item: thing
+    as: q
+    where:
+      size: {gt: {ref: p.size * 2}}
+then:
+  hits: "{p.id}<{q.id}"
+source: {doc: test}
+"""
+    assert _matched(build({"pair": rule}), {}) == ["a<b", "a<c"]  # b<c would need 10 > 10
+
+
+def test_negated_join(build):
+    rule = """id: no-big
+summary: no thing is bigger than x.
+when:
+  - x: {exists: true}
+  - not: {item: thing, as: t, where: {size: {gt: {ref: x}}}}
+then:
+  hits: no-big
+source: {doc: test}
+"""
+    rec = build({"no-big": rule})
+    assert _matched(rec, {"x": 10}) == ["no-big"]
+    assert _matched(rec, {"x": 9}) == []
+
+
+def test_any_fires_once_when_several_alternatives_hold(build):
+    rule = """id: once
+summary: either.
+when:
+  - any:
+      - [{x: {gt: 0}}]
+      - [{y: {gt: 0}}]
+then:
+  n.sum: 1
+source: {doc: test}
+"""
+    rec = build({"once": rule})
+    assert rec.recommend({"name": "w", "x": 1, "y": 1})["n.sum"] == 1
+
+
+def test_long_in_lists_and_many_tests_in_one_condition(build):
+    """Past durable-rules' node fan-out (511 successors loop forever) and its 64 tests per pattern."""
+    values = ", ".join(str(i) for i in range(600))
+    many = (
+        "\n".join(f"      label: {{ne: w{i}}}" for i in range(1))
+        + "\n"
+        + "\n".join(f"      size: {{ne: {1000 + i}}}" for i in range(1))
+    )
+    rules = {
+        "big-in": hit("big-in", f"  - x: {{in: [{values}]}}"),
+        "many-tests": "id: many-tests\nsummary: s.\nwhen:\n  - item: thing\n    as: t\n    where:\n"
+        f"      id: {{not_in: [{', '.join(f'z{i}' for i in range(80))}]}}\n"
+        "      size: {gt: 4}\nthen:\n  hits: 'many:{t.id}'\nsource: {doc: test}\n",
+    }
+    assert many
+    rec = build(rules)
+    assert _matched(rec, {"x": 599}) == ["big-in", "many:b", "many:c"]
+    assert _matched(rec, {"x": 600}) == ["many:b", "many:c"]
+
+
+def test_long_text_values(build):
+    long = "x" * 5000
+    rules = {"long-eq": hit("long-eq", f"  - s: {long}"), "long-ne": hit("long-ne", "  - s: {ne: short}")}
+    rec = build(rules)
+    assert _matched(rec, {"s": long}) == ["long-eq", "long-ne"]
+    assert _matched(rec, {"s": long + "y"}) == ["long-ne"]
+
+
+def test_strata_a_rule_sees_only_final_values(build):
+    rules = {
+        "one": "id: one\nsummary: s.\nwhen:\n  - x: {exists: true}\nthen:\n  level1: x + 1\nsource: {doc: test}\n",
+        "two": "id: two\nsummary: s.\nwhen:\n  - level1: {gt: 1}\nthen:\n  level2: level1 * 10\nsource: {doc: test}\n",
+        "tag-a": "id: tag-a\nsummary: s.\nwhen:\n  - x: {gt: 5}\nthen:\n  tags: a\nsource: {doc: test}\n",
+        "untagged": hit("untagged", "  - tags: {not_contains: a}"),
+    }
+    rec = build(rules)
+    r = rec.recommend({"name": "w", "x": 1})
+    assert (r["level1"], r["level2"]) == (2, 20)
+    assert r.get("tags") is None and r["hits"] == ["untagged"]  # negation over a list nobody added to
+    r = rec.recommend({"name": "w", "x": 6})
+    assert r["tags"] == ["a"] and r.get("hits") is None
+
+
+def _policy_rules():
+    def rule(rid, then, when="  - x: {exists: true}"):
+        priority = int(rid[-1]) if rid[-1].isdigit() else 0
+        return f"id: {rid}\nsummary: s.\npriority: {priority}\nwhen:\n{when}\nthen:\n{then}\nsource: {{doc: test}}\n"
+
+    return {
+        "max1": rule("max1", "  n.max: x"),
+        "max2": rule("max2", "  n.max: x * 2"),
+        "min1": rule("min1", "  n.min: x"),
+        "min2": rule("min2", "  n.min: x * 2"),
+        "sum1": rule("sum1", "  n.sum: x"),
+        "sum2": rule("sum2", "  n.sum: 1"),
+        "pref1": rule("pref1", "  n.prefer: low"),
+        "pref2": rule("pref2", "  n.prefer: high"),
+        "pick": rule(
+            "pick",
+            "  picked:\n    id: '{t.id}'\n    cost: t.cost\n    size: t.size\n    outside: t.id == 'c'",
+            "  - item: thing\n    as: t",
+        ),
+        "big": rule("big", "  biggest: {id: t.id, size: t.size}", "  - item: thing\n    as: t"),
+    }
+
+
+def test_every_combine_policy(build):
+    rec = build(_policy_rules())
+    r = rec.recommend({"name": "w", "x": 3})
+    assert (r["n.max"], r["n.min"], r["n.sum"], r["n.prefer"]) == (6, 3, 4, "high")
+    # argmin: first_by (outside: false first) keeps 'c' (cost 3) out; a and b tie on cost, size breaks it
+    assert r["picked"]["id"] == "a"
+    assert r["biggest"]["id"] == "c"
+    step = r.explain("picked")
+    assert step["note"] == "lowest cost, then size of 3 candidate(s), those with the lowest outside first"
+
+
+def test_single_policy_conflict_names_the_rules(build):
+    rules = {
+        "one": "id: one\nsummary: s.\nwhen:\n  - x: {exists: true}\nthen:\n  n.single: 1\nsource: {doc: test}\n",
+        "two": "id: two\nsummary: s.\nwhen:\n  - x: {exists: true}\nthen:\n  n.single: 2\nsource: {doc: test}\n",
+    }
+    rec = build(rules)
+    with pytest.raises(RuleError, match=r"rules disagree on 'n.single' \(one gives 1; two gives 2\)"):
+        rec.recommend({"name": "w", "x": 1})
+
+
+def test_errors_while_firing_name_the_rule(build):
+    rules = {
+        "div": "id: div\nsummary: s.\nwhen:\n  - x: {exists: true}\nthen:\n  level1: 1 / (x - x)\nsource: {doc: test}\n"
+    }
+    rec = build(rules)
+    with pytest.raises(RuleError, match="rule 'div' failed while firing: division by zero"):
+        rec.recommend({"name": "w", "x": 1})
+
+
+def test_a_conclusion_of_the_wrong_type_names_the_rule(build):
+    rules = {
+        "typ": "id: typ\nsummary: s.\nwhen:\n  - x: {exists: true}\nthen:\n  level1: \"'text'\"\nsource: {doc: test}\n"
+    }
+    with pytest.raises(RuleError, match="it concluded \"text\" for 'level1', which must be a number"):
+        build(rules).recommend({"name": "w", "x": 1})
+
+
+def test_templates_format_values_and_keep_a_lone_value(build):
+    rules = {
+        "tpl": "id: tpl\nsummary: s.\nwhen:\n  - x: {exists: true}\nthen:\n"
+        "  text.out: \"{x} things, {{braces}}, {'big' if x > 1000 else 'small'}\"\nsource: {doc: test}\n"
+    }
+    rec = build(rules)
+    assert rec.recommend({"name": "w", "x": 12345})["text.out"] == "12,345 things, {braces}, big"
+
+
+def test_unknown_names_are_load_errors(build):
+    with pytest.raises(InputError, match="unknown attribute 'nope'"):
+        build({"bad": hit("bad", "  - nope: 1")})
+    with pytest.raises(InputError, match="unknown catalog 'things'"):
+        build({"bad": hit("bad", "  - item: things\n    as: t")})
+
+
+def test_a_large_stratum_runs(build):
+    """Hundreds of rules in one stratum: past durable-rules' per-node tables (shards)."""
+    rules = {f"r{i}": hit(f"r{i}", f"  - x: {{gt: {i}}}") for i in range(300)}
+    rec = build(rules)
+    assert len(_matched(rec, {"x": 150})) == 150
