@@ -271,6 +271,19 @@ class CatalogField:
     required: bool = False
     minimum: float | None = None
     maximum: float | None = None
+    exclusive_minimum: float | None = None
+
+    def out_of_bounds(self, value: object) -> str | None:
+        """Why a number is outside the declared bounds, or None."""
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            return None
+        if self.exclusive_minimum is not None and not value > self.exclusive_minimum:
+            return f"must be more than {self.exclusive_minimum:g}"
+        if self.minimum is not None and value < self.minimum:
+            return f"must be at least {self.minimum:g}"
+        if self.maximum is not None and value > self.maximum:
+            return f"must be at most {self.maximum:g}"
+        return None
 
 
 @dataclass(frozen=True, slots=True)

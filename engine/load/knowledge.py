@@ -69,6 +69,17 @@ def _item_values(
         if not _type_ok(value, f.type):
             errors.append(doc.error((*path, key), f"'{key}' must be {f.type}, not {value!r}", f.description))
             continue
+        bad = f.out_of_bounds(value)
+        if bad:
+            unit = f" {f.unit}" if f.unit else ""
+            errors.append(
+                doc.error(
+                    (*path, key),
+                    f"'{key}': {value!r}{unit} {bad}",
+                    f"{f.description} (bounds are declared with the field; a site catalog may not widen them)",
+                )
+            )
+            continue
         if f.enum and value not in f.enum:
             errors.append(
                 doc.error(
@@ -104,6 +115,7 @@ def load_catalog(
             required=f.get("required", False),
             minimum=f.get("minimum"),
             maximum=f.get("maximum"),
+            exclusive_minimum=f.get("exclusiveMinimum"),
         )
         for n, f in data["fields"].items()
     }

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from ..errors import InputError, Problems, closest
+from ..errors import InputError, Problems, closest, hint
 from .ir import Attribute, Catalog, InputValue, Span
 from .schema import check
 from .yamlsrc import Doc, load, parse
@@ -120,7 +120,7 @@ class InputSchema:
         if errors:
             raise Problems(errors)
         data = doc.data
-        inputs, problems = self._explicit(doc, data)
+        inputs, problems = self._explicit(doc, data, catalogs)
         problems += self._catalog_fills(doc, data, catalogs, inputs)
         if problems:
             raise Problems(problems)
@@ -146,7 +146,27 @@ class InputSchema:
             inputs=MappingProxyType(dict(sorted(inputs.items()))),
         )
 
-    def _explicit(self, doc: Doc, data: Mapping[str, Any]) -> tuple[dict[str, InputValue], list[InputError]]:
+    @staticmethod
+    def _unknown_items(
+        doc: Doc, path: tuple[str, ...], value: Any, catalog: str, catalogs: Mapping[str, Catalog]
+    ) -> InputError | None:
+        """``x-item: <catalog>``: the value (or each member) names an item of that catalog."""
+        items = catalogs.get(catalog)
+        if items is None:
+            return None
+        for i, v in enumerate(value if isinstance(value, list) else [value]):
+            if v not in items.items:
+                where: tuple[str | int, ...] = (*path, i) if isinstance(value, list) else path
+                return doc.error(
+                    where,
+                    f"unknown {catalog} '{v}' in {'.'.join(path)}",
+                    f"{hint(v, items.items)}see the ids in knowledge/ (gpusizer's catalog of {catalog})",
+                )
+        return None
+
+    def _explicit(
+        self, doc: Doc, data: Mapping[str, Any], catalogs: Mapping[str, Catalog]
+    ) -> tuple[dict[str, InputValue], list[InputError]]:
         """The values the file gives, quantities ("70B") parsed and checked against their bounds."""
         inputs: dict[str, InputValue] = {}
         problems: list[InputError] = []
@@ -186,6 +206,12 @@ class InputSchema:
                     )
                     continue
                 value = q
+            catalog = node.get("x-item")
+            if catalog:
+                unknown = self._unknown_items(doc, path, value, catalog, catalogs)
+                if unknown:
+                    problems.append(unknown)
+                    continue
             inputs[self.attr_of[path]] = InputValue(value, "workload", f"{doc.file}:{line}", line)
         return inputs, problems
 
