@@ -10,6 +10,14 @@
 5. Mixtral's experts loop over the experts actually hit, with data-dependent token counts; under
    fake tensors we route a balanced load (tokens*top_k/num_experts tokens to each expert), which
    allocates what the eager loop allocates for a perfectly balanced router.
+6. transformers 5's default MoE path (``grouped_mm``) calls ``torch._grouped_mm``, whose meta
+   kernel copies the CUDA fast path's bf16-only check; the CPU kernel (and CUDA's fallback) take
+   fp32 as well and return (tokens x top_k, out) in the input dtype, which is what the patched
+   meta kernel returns for fp32 / fp16 inputs (bf16 goes through the original unchanged).
+7. ``nn.Module.to()`` swaps a FakeTensor parameter in place (``torch.utils.swap_tensors``), which
+   FakeTensorMode's own weak references forbid; peft moves / casts every new adapter that way. For
+   modules holding FakeTensors the converted tensor is put in the module's slot instead (what
+   ``.to()`` does for ordinary tensors when swapping is off): same shapes, dtypes, bytes.
 """
 
 from __future__ import annotations
@@ -54,6 +62,44 @@ def apply():
     for m in (opt_mod, adam_mod, adamw_mod):
         if hasattr(m, "_get_value"):
             m._get_value = _get_value
+
+    orig_apply = torch.nn.Module._apply
+
+    def _apply(self, fn, recurse=True):
+        fake = any(isinstance(t, FakeTensor) for t in list(self._parameters.values()) + list(self._buffers.values()))
+        if not fake:
+            return orig_apply(self, fn, recurse)
+        if recurse:
+            for m in self.children():
+                m._apply(fn)
+        for k, p in list(self._parameters.items()):
+            if p is None:
+                continue
+            with torch.no_grad():
+                q = fn(p)
+            if q is not p:
+                self._parameters[k] = torch.nn.Parameter(q, requires_grad=p.requires_grad)
+        for k, b in list(self._buffers.items()):
+            if b is not None:
+                self._buffers[k] = fn(b)
+        return self
+
+    torch.nn.Module._apply = _apply
+
+    # grouped_mm in fp32 / fp16 (the meta kernel refuses anything but bf16, the real kernels don't)
+    import torch._meta_registrations as metareg
+
+    orig_common = metareg._meta_grouped_mm_common
+
+    def _meta_grouped_mm_common(mat_a, mat_b, scale_a, scale_b, offs=None, bias=None, scale_result=None,
+                                out_dtype=None, use_fast_accum=False):
+        if (scale_a is None and scale_b is None and mat_a.dtype == mat_b.dtype
+                and mat_a.dtype in (torch.float32, torch.float16) and bias is None):
+            return metareg._create_grouped_mm_output_tensor(mat_a, mat_b, offs, out_dtype)
+        return orig_common(mat_a, mat_b, scale_a, scale_b, offs=offs, bias=bias, scale_result=scale_result,
+                           out_dtype=out_dtype, use_fast_accum=use_fast_accum)
+
+    metareg._meta_grouped_mm_common = _meta_grouped_mm_common
 
     # Mixtral: balanced routing under fake tensors.
     try:
