@@ -18,6 +18,19 @@
    FakeTensorMode's own weak references forbid; peft moves / casts every new adapter that way. For
    modules holding FakeTensors the converted tensor is put in the module's slot instead (what
    ``.to()`` does for ordinary tensors when swapping is off): same shapes, dtypes, bytes.
+8. SDPA with a value head size different from the query / key one (DeepSeek's multi-head latent
+   attention: q, k 192 wide, v 128) has no fused kernel on the CPU, which falls back to the math
+   path and stores the score matrix; on CUDA (sm80+) the memory-efficient kernel takes it (its
+   head-size check wants q and k equal and each size aligned, not v equal: PyTorch
+   aten/src/ATen/native/transformers/cuda/sdp_utils.cpp, check_head_dim_size_mem_efficient) and
+   stores only its output and log-sum-exp. Under fake tensors such calls (no mask, no dropout) go to
+   ``aten._scaled_dot_product_efficient_attention``, i.e. what CUDA runs.
+9. Training dropout (0 < p < 1): on CUDA ``F.dropout`` is the fused ``native_dropout``, which keeps
+   a bool mask (1 byte per element) for backward; on the CPU ATen multiplies by a noise tensor of the
+   input's dtype (4 bytes per element in fp32) and keeps that (aten/src/ATen/native/Dropout.cpp,
+   is_fused_kernel_acceptable: CUDA / XPU / lazy / privateuse1 only). A case with
+   ``"dropout_kernel": "fused"`` (the families of families.py) gets CUDA's ``native_dropout`` under
+   fake tensors; the cases of results.json keep the CPU behaviour they were measured with.
 """
 
 from __future__ import annotations
@@ -26,6 +39,12 @@ import torch
 from torch._subclasses.fake_tensor import FakeTensor
 
 _applied = False
+_state = {"cuda_dropout": False}
+
+
+def set_cuda_dropout(on: bool):
+    """Fake runs use CUDA's fused dropout (bool mask) when on, the CPU's (dtype-wide noise) when off."""
+    _state["cuda_dropout"] = bool(on)
 
 
 def apply():
@@ -85,6 +104,33 @@ def apply():
         return self
 
     torch.nn.Module._apply = _apply
+
+    import torch.nn.functional as F
+
+    orig_sdpa = F.scaled_dot_product_attention
+
+    def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
+                                     scale=None, enable_gqa=False):
+        if (isinstance(query, FakeTensor) and attn_mask is None and dropout_p == 0.0 and not enable_gqa
+                and query.shape[-1] == key.shape[-1] != value.shape[-1] and query.shape[1] == key.shape[1]):
+            need_lse = torch.is_grad_enabled() and any(t.requires_grad for t in (query, key, value))
+            return torch.ops.aten._scaled_dot_product_efficient_attention(
+                query, key, value, None, need_lse, 0.0, is_causal, scale=scale)[0]
+        return orig_sdpa(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal,
+                         scale=scale, enable_gqa=enable_gqa)
+
+    F.scaled_dot_product_attention = scaled_dot_product_attention
+    torch.nn.functional.scaled_dot_product_attention = scaled_dot_product_attention
+
+    orig_dropout = F.dropout
+
+    def dropout(input, p=0.5, training=True, inplace=False):
+        if (_state["cuda_dropout"] and training and 0.0 < p < 1.0 and not inplace
+                and isinstance(input, FakeTensor)):
+            return torch.ops.aten.native_dropout(input, p, True)[0]
+        return orig_dropout(input, p, training, inplace)
+
+    F.dropout = dropout
 
     # grouped_mm in fp32 / fp16 (the meta kernel refuses anything but bf16, the real kernels don't)
     import torch._meta_registrations as metareg

@@ -5,6 +5,7 @@ architecture numbers of the published Hugging Face ``config.json`` named in the 
 files themselves are not downloaded; tests/fixtures/hf-configs/ holds the copies that could be found,
 see its SOURCES.md); everything not given keeps transformers' default for that model_type.
 
+Training dropout is CUDA's fused kernel (a bool mask), see fakepatches.py (9).
 Attention is whatever the model class picks by default (``attn="default"``): SDPA where the class
 supports it, eager where it does not (Gemma-2's soft-capping, gpt-oss's attention sinks). MoE experts
 run transformers 5's default ``grouped_mm`` path. measure.py --families runs CASES.
@@ -166,7 +167,8 @@ LORA = dict(r=16, lora_alpha=32, target_modules="all-linear")
 
 def _T(name, model, precision, batch, seq, ckpt=False, lora=None):
     c = dict(name=name, model=model, task="training", precision=precision, batch=batch, seq=seq,
-             gradient_checkpointing=ckpt, attention="default", optimizer="adamw-foreach")
+             gradient_checkpointing=ckpt, attention="default", optimizer="adamw-foreach",
+             dropout_kernel="fused")
     if lora is not None:
         c["lora"] = dict(LORA, lora_dropout=lora)
     return c

@@ -319,6 +319,7 @@ def build(model_name, task, precision, fake, lora=None):
 def run_case(case: dict, fake: bool = True, tracker_cls=LiveBytesTracker, external_tracker=None) -> dict:
     """Run one case; return measurements. ``external_tracker`` (validation) replaces ours."""
     fakepatches.apply()
+    fakepatches.set_cuda_dropout(fake and case.get("dropout_kernel") == "fused")
     t0 = time.time()
     torch.manual_seed(0)
     fake_mode = FakeTensorMode(allow_non_fake_inputs=False) if fake else contextlib.nullcontext()
@@ -596,6 +597,8 @@ def main():
     ap.add_argument("--llm-analysis-python", default=None,
                     help="the Python of llm-analysis's own environment; with it, a full run also asks "
                          "llm-analysis (and always accelerate) for the same cases, into peers.json")
+    ap.add_argument("--vramcalc-python", default=None,
+                    help="the Python of vramcalc's own environment (a third peer, for --families)")
     ap.add_argument("--families", action="store_true",
                     help="run families.py's cases instead (validation skipped); a full run writes "
                          "results-families.json and measured-families.txt, and asks the peers for them")
@@ -651,9 +654,10 @@ def main():
         # the peers, in the same run: accelerate here, llm-analysis in its own environment
         import subprocess
 
-        for python, peer in ((sys.executable, "accelerate"), (args.llm_analysis_python, "llm-analysis")):
+        for python, peer in ((sys.executable, "accelerate"), (args.llm_analysis_python, "llm-analysis"),
+                             (args.vramcalc_python, "vramcalc")):
             if python is None:
-                print(f"{peer}: skipped (give --llm-analysis-python to include it)")
+                print(f"{peer}: skipped (give --{peer}-python to include it)")
                 continue
             cmd = [python, os.path.join(HERE, "peers.py"), peer] + (["--families"] if args.families else [])
             p = subprocess.run(cmd, capture_output=True, text=True)
