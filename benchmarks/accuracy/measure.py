@@ -197,7 +197,8 @@ def generic_arch_numbers(family, cfg, model) -> dict:
         trainable_params=sum(p.numel() for p in model.parameters() if p.requires_grad),
         layers=cfg.num_hidden_layers, hidden_size=cfg.hidden_size, attention_heads=heads, kv_heads=kv,
         head_dim=head_dim,
-        intermediate_size=getattr(cfg, "intermediate_size", None) or getattr(cfg, "ffn_dim", None),
+        intermediate_size=(getattr(cfg, "intermediate_size", None) or getattr(cfg, "ffn_dim", None)
+                           or getattr(cfg, "ffn_hidden_size", None)),
         vocab_size=cfg.vocab_size, kind="decoder",
         tied_embeddings=bool(getattr(cfg, "tie_word_embeddings", False)),
         attn_implementation=cfg._attn_implementation,
