@@ -1,8 +1,8 @@
 """What other memory estimators say about the measured cases, for compare.py's side-by-side table.
 
-    /tmp/accvenv/bin/python      benchmarks/accuracy/peers.py accelerate     # torch + transformers + accelerate
-    /tmp/llmavenv/bin/python     benchmarks/accuracy/peers.py llm-analysis   # llm-analysis 0.2.2, its own venv
-    /tmp/vramcalcvenv/bin/python benchmarks/accuracy/peers.py vramcalc       # vramcalc 0.1.2, its own venv
+    /tmp/accvenv/bin/python  benchmarks/accuracy/peers.py accelerate     # torch + transformers + accelerate
+    /tmp/llmavenv/bin/python benchmarks/accuracy/peers.py llm-analysis   # llm-analysis 0.2.2, its own venv
+    <vramcalc env>/bin/python benchmarks/accuracy/peers.py vramcalc      # vramcalc 0.1.2, its own venv
     ... peers.py PEER --families       # the same for results-families.json, into peers-families.json
 
 Each run adds its peer's figures (bytes, per case of results.json) to peers.json beside this file
@@ -103,7 +103,10 @@ def accelerate_figures() -> dict:
     for c in _cases():
         inp = c["inputs"]
         family, cfg = measure.make_config(inp["model"], fake=False)
-        with init_empty_weights():
+        # include_buffers=True builds everything on the meta device: transformers 5 creates each MoE
+        # layer's experts as one 3-D torch.empty, which plain init_empty_weights allocates on the CPU
+        # before moving it (30 GB for one DeepSeek-V3 layer: the CLI itself runs out of memory there)
+        with init_empty_weights(include_buffers=True):
             model = measure.model_class(family, inp["task"])(cfg)
         # estimate-memory sizes the whole model; it has no notion of LoRA (a LoRA case gets the
         # full model's figures, as the CLI would print them)
