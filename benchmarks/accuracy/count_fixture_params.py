@@ -1,6 +1,6 @@
 """Exact parameter counts of the published configs in tests/fixtures/hf-configs/, with transformers.
 
-    /tmp/accvenv/bin/python benchmarks/accuracy/count_fixture_params.py
+    <accuracy env>/bin/python benchmarks/accuracy/count_fixture_params.py   # torch + transformers
 
 Each config.json is turned into its transformers config class (``CONFIG_MAPPING[model_type].from_dict``,
 no remote code: DeepSeek-V3/R1's ``auto_map`` is ignored and transformers' own DeepseekV3 is built),
