@@ -69,7 +69,7 @@ VARIANT_TERM = {
     "k1": "k", "k2": "k", "k3": "k", "k4": "k",
     "E4": "E", "E16": "E", "E30": "E", "E32": "E", "E64": "E",
     "Ish2816": "Ish", "sh1": "sh",
-    "s2048": "ctx", "s1024": "ctx", "full-s2048": "ctx",
+    "s2048": "ctx", "s1024": "ctx", "s4096": "ctx", "full-s2048": "ctx",
     "h1280": "h", "h2048": "h", "kv4": "kv", "kv8": "kv", "heads32": "heads", "heads16": "heads",
     "hd64": "hd", "hd128": "hd", "V100k": "V", "V128k": "V",
 }
@@ -122,6 +122,8 @@ def main():
         term = VARIANT_TERM.get(variant)
         if term is None:
             continue
+        if term == "ctx" and variant != "s4096" and (model, "s4096", mk) in by:
+            continue  # the longer-context variant gives the cleaner slope (Falcon's math attention)
         basevar = "full" if variant.startswith("full-") else "base"
         base = by.get((model, basevar, mk))
         if base is None:
