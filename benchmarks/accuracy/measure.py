@@ -520,6 +520,64 @@ def validate() -> list[dict]:
     return rows
 
 
+# tiny configs of the families whose code paths are new here (grouped_mm experts, eager soft-capping,
+# attention sinks, peft LoRA), run with real tensors and under FakeTensorMode (validate_families)
+FAMILY_TINY = {
+    "tiny-qwen3moe": ("qwen3_moe", dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=4,
+                                        num_key_value_heads=2, head_dim=32, intermediate_size=128,
+                                        moe_intermediate_size=48, num_experts=8, num_experts_per_tok=2,
+                                        vocab_size=1000, max_position_embeddings=512)),
+    "tiny-gemma2": ("gemma2", dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=4,
+                                   num_key_value_heads=2, head_dim=32, intermediate_size=128, vocab_size=1000,
+                                   max_position_embeddings=512, sliding_window=64)),
+    "tiny-gptoss": ("gpt_oss", dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=4,
+                                    num_key_value_heads=2, head_dim=16, intermediate_size=64,
+                                    num_local_experts=4, num_experts_per_tok=2, vocab_size=1000,
+                                    max_position_embeddings=512, sliding_window=16)),
+    "tiny-llama-lora": ("llama", dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=4,
+                                      num_key_value_heads=2, intermediate_size=172, vocab_size=1000,
+                                      max_position_embeddings=512)),
+}
+
+
+def validate_families() -> list[dict]:
+    """Real run vs fake run (our tracker on both) and torch's MemTracker on the real run."""
+    from torch.distributed._tools.mem_tracker import MemTracker
+
+    for name, (mt, kw) in FAMILY_TINY.items():
+        MODELS[name] = (mt, dict(kw, attn="default", generic=True))
+    lora = dict(r=4, lora_alpha=8, target_modules="all-linear", lora_dropout=0.1)
+    vcases = [
+        T("tiny-qwen3moe-train-fp32", "tiny-qwen3moe", "fp32", 2, 128),
+        T("tiny-qwen3moe-train-mixed", "tiny-qwen3moe", "mixed", 2, 128),
+        T("tiny-qwen3moe-train-bf16-ckpt", "tiny-qwen3moe", "bf16", 2, 128, True),
+        I("tiny-qwen3moe-gen-bf16", "tiny-qwen3moe", "bf16", 3, 100),
+        T("tiny-gemma2-train-bf16", "tiny-gemma2", "bf16", 2, 128),
+        I("tiny-gemma2-gen-fp32", "tiny-gemma2", "fp32", 3, 100),
+        T("tiny-gptoss-train-fp32", "tiny-gptoss", "fp32", 2, 128),
+        I("tiny-gptoss-gen-bf16", "tiny-gptoss", "bf16", 3, 100),
+        dict(T("tiny-llama-lora-train-bf16", "tiny-llama-lora", "bf16", 2, 128), lora=lora),
+        dict(T("tiny-llama-lora-train-mixed-ckpt", "tiny-llama-lora", "mixed", 2, 128, True), lora=lora),
+    ]
+    rows = []
+    for c in vcases:
+        c["attention"] = "default"
+        real = run_case(c, fake=False)
+        fake = run_case(c, fake=True)
+        try:  # MemTracker hooks every parameter, which frozen (LoRA base) weights refuse
+            mtp = run_case(c, fake=False, external_tracker=lambda m: MemTracker())["external_peak_bytes"]
+        except RuntimeError:
+            mtp = None
+        row = dict(name=c["name"], real_tracker=real["peak_bytes"], fake_tracker=fake["peak_bytes"],
+                   memtracker_real=mtp, real_phase=real["peak_phase"], fake_phase=fake["peak_phase"])
+        row["fake_vs_real_pct"] = 100.0 * (fake["peak_bytes"] - real["peak_bytes"]) / real["peak_bytes"]
+        rows.append(row)
+        print(f"  {c['name']:34s} real {real['peak_bytes']:>10d}  fake {fake['peak_bytes']:>10d}  "
+              f"MemTracker {mtp if mtp is not None else 'n/a':>10}  phase {real['peak_phase']}/{fake['peak_phase']}",
+              flush=True)
+    return rows
+
+
 # ------------------------------------------------------------------------------------------------
 # Main
 # ------------------------------------------------------------------------------------------------
@@ -592,6 +650,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--validate", action="store_true", help="only run the tracker validation")
     ap.add_argument("--skip-validate", action="store_true")
+    ap.add_argument("--validate-families", action="store_true",
+                    help="tiny real-vs-fake runs of the new families' code paths, into results-families.json")
     ap.add_argument("--only", default=None, help="run cases whose name contains this")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", default=HERE)
@@ -612,6 +672,16 @@ def main():
     doc = dict(torch=torch.__version__, python=platform.python_version())
     import transformers
     doc["transformers"] = transformers.__version__
+
+    if args.validate_families:
+        print("Family tracker validation (tiny real models vs fake, bytes):", flush=True)
+        rows = validate_families()
+        if os.path.exists(os.path.join(args.out, "results-families.json")):
+            fam = json.load(open(os.path.join(args.out, "results-families.json")))
+            fam["validation"] = rows
+            with open(os.path.join(args.out, "results-families.json"), "w") as f:
+                json.dump(fam, f, indent=1)
+        return
 
     if not args.skip_validate:
         print("Tracker validation (tiny real models, bytes):", flush=True)
