@@ -38,6 +38,7 @@ import os
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 HELD_OUT = {"qwen3-8b": "qwen3-0.6b", "gemma2-9b": "gemma2-2b"}
+PROFILES = False  # --profiles: activations from the per-family formulas (calibration-families.json profiles)
 
 
 def mode_key(inp):
@@ -141,6 +142,80 @@ def kv_bytes_per_token_layer(m, w):
     return 2 * m["kv_heads"] * m["head_dim"] * w
 
 
+PROFILE_OF = {"llama": "llama", "mistral": "llama", "qwen2": "llama", "qwen3": "qwen3", "gemma": "gemma",
+              "gemma2": "gemma2", "gemma3_text": "gemma3", "phi3": "phi3", "falcon": "falcon",
+              "gpt_neox": "gpt_neox", "opt": "opt", "mixtral": "mixtral", "qwen2_moe": "qwen2_moe",
+              "qwen3_moe": "qwen3_moe", "deepseek_v2": "deepseek_v2", "deepseek_v3": "deepseek_v3",
+              "gpt_oss": "gpt_oss"}
+
+
+def profile_widths(m, seq):
+    heads, hd = m["attention_heads"], m["head_dim"]
+    kvw = m["kv_heads"] * hd
+    if m.get("kv_lora_rank"):
+        hd = m["qk_nope_head_dim"] + m["qk_rope_head_dim"]
+        kvw = m["kv_heads"] * hd
+    g = lambda *ks: next((m[k] for k in ks if m.get(k) is not None), 0)  # noqa: E731
+    return dict(h=m["hidden_size"], q=heads * hd, kv=kvw, I=m.get("intermediate_size") or 0, H=heads,
+                H_ctx=heads * seq, mask_ctx=seq, const=1, V=m["vocab_size"],
+                Ie=g("moe_intermediate_size") or (m.get("intermediate_size") or 0), k=g("num_experts_per_tok"),
+                E=g("num_experts", "num_local_experts", "n_routed_experts"),
+                Ish=g("shared_expert_intermediate_size") or (g("n_shared_experts") * g("moe_intermediate_size")))
+
+
+def _lin(coef, w, skip=()):
+    return sum(c * (w["h"] if t == "h_residual" else w[t]) for t, c in coef.items() if t not in skip)
+
+
+def activations_profile(cal, case):
+    """The same activations from calibration-families.json's ``profiles`` (formulas in the widths)."""
+    inp, m = case["inputs"], case["model"]
+    seq, n = inp["seq"], inp["batch"] * inp["seq"]
+    prec = inp["precision"]
+    w = profile_widths(m, seq)
+    if inp.get("lora"):  # the LoRA formula of FAMILIES.md on top of the Llama profile (bf16); mixed as measured
+        lo = cal["lora"][mode_key(inp)]
+        if inp["task"] == "training" and not inp["gradient_checkpointing"] and prec == "bf16":
+            p = cal["profiles"]["llama"]["modes"]["bf16"]
+            r = inp["lora"]["r"]
+            a1 = _lin(p["layer"], w) + 16 * w["h"] + 2 * w["I"] + 28 * r
+            if inp["lora"].get("lora_dropout"):
+                a1 += 6 * w["h"] + w["I"]
+            a0 = lo["a0_r16_dropout" if inp["lora"].get("lora_dropout") else "a0_r16"]
+            return n * (m["layers"] * a1 + a0)
+        return activations(cal, case)
+    prof = cal["profiles"][PROFILE_OF[m["family"]]]["modes"][prec]
+    if inp["task"] != "training":
+        return n * _lin(prof["prefill"], w)
+    logits = _lin(prof["logits"], w) 
+    if inp["gradient_checkpointing"]:
+        ck = prof["checkpoint"]
+        return n * (m["layers"] * ck["per_h"] * w["h"] + logits + ck["outside_minus_logits_h"] * w["h"]) + prof["outside_c0"]
+    L = m["layers"]
+    counts = {"layer": L}
+    if m["family"] in ("deepseek_v2", "deepseek_v3"):
+        kd = min(m.get("first_k_dense_replace") or 0, L)
+        counts = {"dense_layer": kd, "layer": L - kd}
+    elif m["family"] == "gemma3_text":
+        lt = m.get("layer_types", {})
+        counts = {"layer": lt.get("sliding_attention", 0), "full_layer": lt.get("full_attention", 0)}
+    total = 0.0
+    for kind, cnt in counts.items():
+        if not cnt:
+            continue
+        coef = prof[kind]
+        skip = ()
+        if "mask_ctx" in coef and seq <= (m.get("sliding_window") or 0):
+            skip = ("mask_ctx",)  # no explicit mask while the context fits the window
+        a1 = _lin(coef, w, skip)
+        if kind == "layer" and "moe_layer" in prof:
+            mo = prof["moe_layer"]
+            a1 += w["k"] * (mo.get("Ie_path", 0) * w["Ie"] + mo.get("h_path", 0) * w["h"])
+            a1 += mo.get("E", 0) * w["E"] + mo.get("Ish", 0) * w["Ish"]
+        total += cnt * a1
+    return n * (total + logits) + prof["outside_c0"]
+
+
 def predict(cal, case):
     inp, m = case["inputs"], case["model"]
     P, T = m["params"], m["trainable_params"]
@@ -160,7 +235,7 @@ def predict(cal, case):
         else:
             casts = 0
         state = 2 * T * g
-        act = activations(cal, case)
+        act = (activations_profile if PROFILES else activations)(cal, case)
         fb = weights + casts + state + act
         opt = weights + T * g + state + T * g
         parts = dict(weights=weights, casts=casts, optimizer_state=state, activations=act,
@@ -169,7 +244,7 @@ def predict(cal, case):
     kvb = kv_bytes_per_token_layer(m, w)
     weights = P * w
     kv = kvb * m["layers"] * inp["batch"] * inp["seq"]
-    act = activations(cal, case)
+    act = (activations_profile if PROFILES else activations)(cal, case)
     parts = dict(weights=weights, kv_cache=kv, activations=act)
     return weights + kv + act, "prefill", parts
 
@@ -177,9 +252,13 @@ def predict(cal, case):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--profiles", action="store_true",
+                    help="activations from the per-family formulas in the widths instead of per-model coefficients")
     ap.add_argument("--results", default=os.path.join(HERE, "results-families.json"))
     ap.add_argument("--calibration", default=os.path.join(HERE, "calibration-families.json"))
     args = ap.parse_args()
+    global PROFILES
+    PROFILES = args.profiles
     res = json.load(open(args.results))
     cal = json.load(open(args.calibration))
     errs = []

@@ -192,6 +192,7 @@ def main():
                 "per model, variant and mode; see derive_families.py's docstring for each section"),
         torch=runs.get("torch"), transformers=runs.get("transformers"),
         models=models, slopes=slopes, decompositions=decomps, kv_cache=kv, lora=lora)
+    doc["profiles"] = profiles(doc, runs)
     with open(os.path.join(HERE, "calibration-families.json"), "w") as f:
         json.dump(doc, f, indent=1, sort_keys=True)
         f.write("\n")
@@ -222,6 +223,183 @@ def markdown():
         for mk, e in sorted(d.items()):
             print(f"{mk}: a1 = " + " + ".join(f"{c:.3f}*{t}" for t, c in e["a1"].items()))
             print(f"{mk}: a0 = " + " + ".join(f"{c:.3f}*{t}" for t, c in e["a0"].items()))
+
+
+
+
+# ------------------------------------------------------------------------------------------------
+# Profiles: the coefficients re-expressed per family in gpusizer's terms (what a rule multiplies by
+# the workload's widths). Terms per token and layer: h, q (= heads x head_dim), kv, I, H (heads),
+# H_ctx (heads x context: eager / math attention), mask_ctx (context: the saved additive mask of a
+# sliding layer once the context exceeds its window), const; MoE layers add per routed path
+# Ie_path x Ie + h_path x h + const_path, E x experts and Ish x shared-expert width. Where one shape
+# was measured, whatever the structural terms leave is put on h (``h_residual``), so the profile
+# reproduces that model exactly and scales with h for other sizes (an assumption the held-out
+# Qwen3-8B / Gemma-2-9B test only for their own families).
+# ------------------------------------------------------------------------------------------------
+
+LLAMA = {"fp32": dict(h=24, q=8, kv=8, I=16, H=4, const=8), "bf16": dict(h=16, q=4, kv=4, I=8, H=4, const=8),
+         "mixed": dict(h=26, q=4, kv=4, I=8, H=4, const=8)}
+LOGITS = {"fp32": dict(V=12, h=12, const=20), "bf16": dict(V=12, h=8, const=20), "mixed": dict(V=12, h=10, const=20)}
+PREFILL = {"fp32": dict(I=12, h=16, const=8), "bf16": dict(I=6, h=8, const=8), "mixed": dict(I=12, h=16, const=8)}
+CKPT_H = {"fp32": 4, "bf16": 2, "mixed": 4}
+
+PROFILE_MODELS = {  # profile -> (calibrated model, MLP I coefficient per mode, attention extra terms)
+    "llama": "llama3.2-1b", "qwen3": "qwen3-0.6b", "gemma": "gemma-2b", "gemma2": "gemma2-2b",
+    "gemma3": "gemma3-1b", "phi3": "phi3-mini", "falcon": "falcon-7b", "gpt_neox": "pythia-1.4b",
+    "opt": "opt-1.3b", "mixtral": "mixtral-8x7b-gmm", "qwen2_moe": "qwen1.5-moe-a2.7b",
+    "qwen3_moe": "qwen3-30b-a3b", "deepseek_v2": "deepseek-v2-lite", "deepseek_v3": "deepseek-v3",
+    "gpt_oss": "gpt-oss-20b",
+}
+MOE = {"mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "gpt_oss"}
+
+
+def arch_widths(a, seq):
+    heads, hd = a["attention_heads"], a["head_dim"]
+    if a.get("kv_lora_rank"):  # MLA: the query width SDPA sees
+        hd = a["qk_nope_head_dim"] + a["qk_rope_head_dim"]
+    g = lambda *ks: next((a[k] for k in ks if a.get(k) is not None), 0)  # noqa: E731
+    return dict(h=a["hidden_size"], q=heads * hd, kv=a["kv_heads"] * (a["head_dim"] if not a.get("kv_lora_rank") else hd),
+                I=a.get("intermediate_size") or 0, H=heads, H_ctx=heads * seq, mask_ctx=seq, const=1,
+                V=a["vocab_size"], Ie=g("moe_intermediate_size") or (a.get("intermediate_size") or 0),
+                k=g("num_experts_per_tok"), E=g("num_experts", "num_local_experts", "n_routed_experts"),
+                Ish=g("shared_expert_intermediate_size") or (g("n_shared_experts") * g("moe_intermediate_size")))
+
+
+def dot(coef, w):
+    return sum(c * w[t] for t, c in coef.items())
+
+
+def profiles(doc, runs):
+    base_arch = {}
+    for r in runs["rows"]:
+        if r["variant"] in ("base", "dense", "full"):
+            base_arch[(r["model"], r["variant"])] = r["arch_L1"]
+    out = {}
+    for prof, model in PROFILE_MODELS.items():
+        mdoc = doc["models"][model]
+        seq = mdoc["seq"]
+        sl = doc["slopes"].get(model, {})
+        p = {"calibrated_on": model, "seq": seq, "modes": {}}
+        for mode in ("fp32", "bf16", "mixed"):
+            tr = mdoc["modes"].get(f"{mode}/training", {})
+            ck = mdoc["modes"].get(f"{mode}/training/ckpt", {})
+            inf = mdoc["modes"].get(f"{mode}/inference", {})
+            s_tr = sl.get(f"{mode}/training", {})
+            a = base_arch[(model, "base")]
+            w = arch_widths(a, seq)
+            layer = dict(LLAMA[mode])
+            if prof == "gemma2":
+                dec = doc["decompositions"]["gemma2-2b"][f"{mode}/training"]["a1"]
+                layer = {("const" if t == "1" else "H_ctx" if t == "heads_ctx" else "H" if t == "heads" else t): c
+                         for t, c in dec.items() if abs(c) > 1e-6 and t != "V"}
+            elif prof == "qwen3":
+                dec = doc["decompositions"]["qwen3-0.6b"][f"{mode}/training"]["a1"]
+                layer = {("const" if t == "1" else "H" if t == "heads" else t): round(c, 3)
+                         for t, c in dec.items() if abs(c) > 1e-6 and t != "V"}
+            else:
+                if "I" in s_tr:
+                    layer["I"] = round(s_tr["I"]["d_a1"], 3)
+                if prof in ("falcon",):
+                    layer["I"] = {"fp32": 8, "bf16": 4, "mixed": 4}[mode]  # GELU, as Pythia's
+                if prof in ("falcon", "gpt_oss"):
+                    ctx = s_tr.get("ctx", {}).get("d_a1")
+                    if ctx is not None:
+                        layer["H_ctx"] = round(ctx / a["attention_heads"], 3)
+                if prof in ("phi3", "gemma3") and "ctx" in s_tr:
+                    layer["mask_ctx"] = round(s_tr["ctx"]["d_a1"], 3)
+            moe = None
+            if prof in MOE:
+                layer.pop("I", None)
+                k = w["k"]
+                moe = {}
+                if "Ie" in s_tr:
+                    n_paths = k + (a.get("n_shared_experts") or 0 if prof.startswith("deepseek") else 0)
+                    shared_ie = (a.get("n_shared_experts") or 0) if prof.startswith("deepseek") else 0
+                    # DeepSeek's Ie slope covers routed and shared (shared width = n_shared x Ie)
+                    if prof.startswith("deepseek") and mode == "mixed":
+                        moe["Ie_path"] = 16.0
+                        moe["Ish"] = 8.0
+                    elif prof.startswith("deepseek"):
+                        moe["Ie_path"] = s_tr["Ie"]["d_a1"] / n_paths
+                        moe["Ish"] = moe["Ie_path"]
+                    else:
+                        moe["Ie_path"] = s_tr["Ie"]["d_a1"] / k
+                else:  # Mixtral (no Ie variant): plain SwiGLU experts, fp32 under autocast
+                    moe["Ie_path"] = {"fp32": 16.0, "bf16": 8.0, "mixed": 16.0}[mode]
+                if "k" in s_tr:
+                    rest = s_tr["k"]["d_a1"] - moe["Ie_path"] * w["Ie"]
+                    moe["h_path"] = round(rest / w["h"], 6)
+                if "E" in s_tr:
+                    moe["E"] = round(s_tr["E"]["d_a1"], 3)
+                if "Ish" in s_tr:
+                    moe["Ish"] = round(s_tr["Ish"]["d_a1"], 3)
+                if prof.startswith("deepseek") and "Ish" not in moe:
+                    moe["Ish"] = moe["Ie_path"]
+                moe = {t: round(c, 6) for t, c in moe.items()}
+            # what the structural terms leave of the measured a1, on h
+            e = tr.get("base")
+            if e is not None:
+                pred = dot(layer, w)
+                if moe:
+                    pred += k * (moe.get("Ie_path", 0) * w["Ie"] + moe.get("h_path", 0) * w["h"])
+                    pred += moe.get("E", 0) * w["E"] + moe.get("Ish", 0) * w["Ish"]
+                if "mask_ctx" in layer and prof == "gemma3":
+                    pass  # base = sliding layer: its mask is inside a1
+                resid = e["a1"] - pred
+                if abs(resid) > 0.5:
+                    layer["h_residual"] = round(resid / w["h"], 6)
+            ent = {"layer": layer}
+            if moe:
+                ent["moe_layer"] = moe
+            if prof.startswith("deepseek") and "dense" in tr:
+                ad = base_arch[(model, "dense")]
+                wd = arch_widths(ad, seq)
+                dl = {t: c for t, c in layer.items() if t != "h_residual"}
+                dl["I"] = LLAMA[mode]["I"]
+                dl["h_residual"] = round((tr["dense"]["a1"] - dot(dl, wd)) / wd["h"], 6)
+                ent["dense_layer"] = dl
+            if prof == "gemma3" and "full" in tr:
+                fl = {t: c for t, c in layer.items() if t not in ("mask_ctx", "h_residual")}
+                fl["h_residual"] = round((tr["full"]["a1"] - dot(fl, w)) / w["h"], 6)
+                ent["full_layer"] = fl
+            # logits (outside the layers, no checkpointing)
+            lg = dict(LOGITS[mode])
+            if prof == "gemma2":
+                lg["V"] = {"fp32": 16, "bf16": 14, "mixed": 14}[mode]
+            if e is not None:
+                r = e["a0"] - dot(lg, w)
+                if abs(r) > 0.5:
+                    lg["h_residual"] = round(r / w["h"], 6)
+                ent["outside_c0"] = e["c0"]
+            ent["logits"] = lg
+            if ck.get("base"):
+                ent["checkpoint"] = {"per_h": CKPT_H[mode],
+                                     "outside_minus_logits_h": round((ck["base"]["a0"] - e["a0"]) / w["h"], 6) if e else 0}
+            if inf.get("base"):
+                pf = dict(PREFILL[mode])
+                if prof in MOE:
+                    pf = {"const": 0}
+                s_inf = sl.get(f"{mode}/inference", {})
+                if prof == "gemma2" and f"{mode}/inference" in doc["decompositions"]["gemma2-2b"]:
+                    dd = doc["decompositions"]["gemma2-2b"][f"{mode}/inference"]
+                    ren = lambda t: {"1": "const", "heads": "H", "heads_ctx": "H_ctx"}.get(t, t)  # noqa: E731
+                    pf = {}
+                    for t, c in dd["a0"].items():
+                        pf[ren(t)] = pf.get(ren(t), 0) + c
+                    for t, c in dd["a1"].items():
+                        pf[ren(t)] = pf.get(ren(t), 0) + 2 * c
+                    pf = {t: round(c, 6) for t, c in pf.items() if abs(c) > 1e-6}
+                elif prof in ("falcon", "gpt_oss") and "ctx" in s_inf:
+                    pf["H_ctx"] = round(s_inf["ctx"]["d_a0"] / a["attention_heads"], 6)
+                x2 = inf["base"]["a0"] + 2 * inf["base"]["a1"]
+                r = x2 - dot(pf, w)
+                if abs(r) > 0.5:
+                    pf["h_residual"] = round(r / w["h"], 6)
+                ent["prefill"] = pf
+            p["modes"][mode] = ent
+        out[prof] = p
+    return out
 
 
 if __name__ == "__main__":
