@@ -2,6 +2,7 @@
 
     /tmp/accvenv/bin/python benchmarks/accuracy/calibrate.py            # ~3-5 min on 2 cores
     /tmp/accvenv/bin/python benchmarks/accuracy/calibrate.py --only llama
+    ... calibrate.py --families [--only MODEL]   # families.py's models -> calibration-families-runs.json
 
 For each architecture family, precision mode and (for training) gradient checkpointing, the same
 model is run (FakeTensorMode, the tracker and the loops of measure.py) at full width with 1 and 2

@@ -7,6 +7,8 @@ under torch's FakeTensorMode, so 7B-70B shapes run with no memory; a TorchDispat
     /tmp/accvenv/bin/python benchmarks/accuracy/measure.py             # validate + all cases
     /tmp/accvenv/bin/python benchmarks/accuracy/measure.py --validate  # tracker validation only
     /tmp/accvenv/bin/python benchmarks/accuracy/measure.py --only llama2-7b   # cases whose name contains it
+    ... measure.py --families            # families.py's cases -> results-families.json (FAMILIES.md)
+    ... measure.py --validate-families   # tiny real-vs-fake runs of the families' new code paths
 
 Writes results.json and measured.txt beside this file. See README.md.
 """
