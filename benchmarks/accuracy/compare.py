@@ -53,9 +53,28 @@ json.dump(out, sys.stdout)
 """
 
 
+# families.py's model types -> gpusizer's MLP kinds (gemma's gated tanh-GELU is closest to swiglu)
+FAMILY_MLP = {"gpt_neox": "gelu", "falcon": "gelu", "opt": "relu", "gpt2": "gelu-tanh", "bert": "gelu"}
+
+
+def _family_model(m: dict) -> dict:
+    """A results-families.json architecture record with the keys results.json's records have."""
+    m = dict(m)
+    m.setdefault("mlp", FAMILY_MLP.get(m["family"], "swiglu"))
+    experts = m.get("num_experts") or m.get("num_local_experts") or m.get("n_routed_experts")
+    if experts:
+        m.setdefault("experts", experts)
+        m.setdefault("experts_per_token", m.get("num_experts_per_tok"))
+        if m.get("moe_intermediate_size"):
+            m["intermediate_size"] = m["moe_intermediate_size"]
+    return m
+
+
 def workload(case: dict) -> dict:
-    """The gpusizer workload dict for one results.json case."""
+    """The gpusizer workload dict for one results.json (or results-families.json) case."""
     inp, m = case["inputs"], case["model"]
+    if "mlp" not in m:
+        m = _family_model(m)
     prec = inp["precision"]
     w = {
         "name": case["name"],
@@ -82,8 +101,12 @@ def workload(case: dict) -> dict:
         "batch_size": inp["batch"],
         "sequence_length": inp["seq"] + inp.get("decode_steps", 0),
         "gradient_checkpointing": bool(inp["gradient_checkpointing"]),
-        "attention": "eager" if inp.get("attention") == "eager" else "fused",
+        "attention": "eager" if (inp.get("attention") == "eager" or m.get("attn_implementation") == "eager")
+        else "fused",
     }
+    if inp.get("lora"):
+        w["task"] = "fine-tuning"
+        w["fine_tuning"] = {"method": "lora", "rank": inp["lora"]["r"]}
     for key in ("experts", "experts_per_token", "sliding_window"):
         if m.get(key):
             w["model"][key] = m[key]
@@ -117,7 +140,12 @@ def main():
     ap.add_argument("--peers", default=os.path.join(HERE, "peers.json"))
     ap.add_argument("--python", default=os.path.join(REPO, ".venv", "bin", "python"))
     ap.add_argument("--json", default=None, help="also write the comparison here")
+    ap.add_argument("--families", action="store_true",
+                    help="compare results-families.json with peers-families.json instead")
     args = ap.parse_args()
+    if args.families:
+        args.results = os.path.join(HERE, "results-families.json")
+        args.peers = os.path.join(HERE, "peers-families.json")
 
     doc = json.load(open(args.results))
     cases = [c for c in doc["cases"] if "error" not in c]

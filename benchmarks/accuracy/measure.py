@@ -7,6 +7,8 @@ under torch's FakeTensorMode, so 7B-70B shapes run with no memory; a TorchDispat
     /tmp/accvenv/bin/python benchmarks/accuracy/measure.py             # validate + all cases
     /tmp/accvenv/bin/python benchmarks/accuracy/measure.py --validate  # tracker validation only
     /tmp/accvenv/bin/python benchmarks/accuracy/measure.py --only llama2-7b   # cases whose name contains it
+    ... measure.py --families            # families.py's cases -> results-families.json (FAMILIES.md)
+    ... measure.py --validate-families   # tiny real-vs-fake runs of the families' new code paths
 
 Writes results.json and measured.txt beside this file. See README.md.
 """
@@ -93,12 +95,25 @@ MODELS = {
 }
 
 
+# The families of families.py (measure.py --families): built from their model_type with
+# AutoConfig.for_model, attention left to the model class's own default.
+import families  # noqa: E402
+
+for _name, (_mt, _kw, _src) in families.MODELS.items():
+    MODELS[_name] = (_mt, dict(_kw, attn="default", generic=True))
+
+
 def make_config(model_name: str, fake: bool = True):
     import transformers as tf
 
     family, kw = MODELS[model_name]
     kw = dict(kw)
     attn = kw.pop("attn", "sdpa")  # calibrate.py's eager variants
+    if kw.pop("generic", False):
+        cfg = tf.AutoConfig.for_model(family, **kw)
+        if attn != "default":
+            cfg._attn_implementation = attn
+        return family, cfg
     if family == "gpt2":
         # Attention dropout set to 0: with it, CPU SDPA falls back to the "math" path and stores the
         # attention matrix, while CUDA's fused kernels apply dropout with no stored matrix. The
@@ -123,6 +138,8 @@ def make_config(model_name: str, fake: bool = True):
 def model_class(family: str, task: str):
     import transformers as tf
 
+    if family not in ("gpt2", "bert", "llama", "mistral", "mixtral", "qwen2"):
+        return tf.AutoModelForCausalLM.from_config
     if family == "bert":
         return tf.BertForMaskedLM
     return {"gpt2": tf.GPT2LMHeadModel, "llama": tf.LlamaForCausalLM,
@@ -131,7 +148,9 @@ def model_class(family: str, task: str):
 
 
 def arch_numbers(model_name: str, cfg, model) -> dict:
-    family, _ = MODELS[model_name]
+    family, kw = MODELS[model_name]
+    if kw.get("generic"):
+        return generic_arch_numbers(family, cfg, model)
     g = lambda *names: next(getattr(cfg, n) for n in names if getattr(cfg, n, None) is not None)  # noqa: E731
     layers = g("num_hidden_layers", "n_layer")
     hidden = g("hidden_size", "n_embd")
@@ -153,6 +172,56 @@ def arch_numbers(model_name: str, cfg, model) -> dict:
     if family == "mixtral":
         d["experts"] = cfg.num_local_experts
         d["experts_per_token"] = cfg.num_experts_per_tok
+    return d
+
+
+_ARCH_KEYS = ("head_dim", "intermediate_size", "ffn_dim", "moe_intermediate_size", "shared_expert_intermediate_size",
+              "num_experts", "num_local_experts", "n_routed_experts", "n_shared_experts", "num_experts_per_tok",
+              "first_k_dense_replace", "decoder_sparse_step", "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim",
+              "qk_nope_head_dim", "v_head_dim", "sliding_window", "attn_logit_softcapping",
+              "final_logit_softcapping", "multi_query", "parallel_attn", "use_parallel_residual", "rotary_pct",
+              "hidden_act", "hidden_activation", "activation_function", "dropout", "word_embed_proj_dim")
+
+
+def generic_arch_numbers(family, cfg, model) -> dict:
+    """Architecture numbers of a families.py model, as its config and the built model have them."""
+    base = getattr(model, "base_model", model)
+    base = getattr(base, "model", base) if hasattr(model, "peft_config") else model
+    heads = cfg.num_attention_heads
+    kv = getattr(cfg, "num_key_value_heads", None) or heads
+    if family == "falcon":
+        kv = 1 if cfg.multi_query and not cfg.new_decoder_architecture else (cfg.num_kv_heads or heads)
+    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // heads
+    params = sum(p.numel() for p in model.parameters())
+    d = dict(
+        family=family,
+        params=params,
+        trainable_params=sum(p.numel() for p in model.parameters() if p.requires_grad),
+        layers=cfg.num_hidden_layers, hidden_size=cfg.hidden_size, attention_heads=heads, kv_heads=kv,
+        head_dim=head_dim,
+        intermediate_size=(getattr(cfg, "intermediate_size", None) or getattr(cfg, "ffn_dim", None)
+                           or getattr(cfg, "ffn_hidden_size", None)),
+        vocab_size=cfg.vocab_size, kind="decoder",
+        tied_embeddings=bool(getattr(cfg, "tie_word_embeddings", False)),
+        attn_implementation=cfg._attn_implementation,
+        experts_implementation=getattr(cfg, "_experts_implementation", None),
+    )
+    for k in _ARCH_KEYS:
+        v = getattr(cfg, k, None)
+        if v is not None and k not in d:
+            d[k] = v
+    # parameter groups the memory formulas need: the input embedding (autocast never casts it, an
+    # untied lm_head it does), the 3-D expert tensors (grouped_mm: never cast by autocast)
+    emb = model.get_input_embeddings().weight
+    d["embedding_params"] = emb.numel()
+    head = model.get_output_embeddings()
+    d["lm_head_params"] = 0 if head is None or head.weight is emb else head.weight.numel()
+    d["expert_params"] = sum(p.numel() for n, p in model.named_parameters()
+                             if p.dim() == 3 and ".experts." in n)
+    d["trainable_dtype_bytes"] = sorted({p.element_size() for p in model.parameters() if p.requires_grad})
+    lt = getattr(cfg, "layer_types", None)
+    if lt:
+        d["layer_types"] = {t: lt.count(t) for t in sorted(set(lt))}
     return d
 
 
@@ -235,22 +304,30 @@ def default_dtype(dt):
         torch.set_default_dtype(old)
 
 
-def build(model_name, task, precision, fake):
+def build(model_name, task, precision, fake, lora=None):
     family, cfg = make_config(model_name, fake=fake)
     dt = torch.bfloat16 if precision == "bf16" else torch.float32
     with default_dtype(dt):
         model = model_class(family, task)(cfg)
+    if lora is not None:
+        # peft as a user calls it: the base model in its dtype, adapters made by get_peft_model
+        # (autocast_adapter_dtype=True, its default, keeps 16-bit models' adapters in fp32)
+        from peft import LoraConfig, get_peft_model
+
+        model = get_peft_model(model, LoraConfig(task_type="CAUSAL_LM", **lora))
+        cfg = model.config
     return family, cfg, model
 
 
 def run_case(case: dict, fake: bool = True, tracker_cls=LiveBytesTracker, external_tracker=None) -> dict:
     """Run one case; return measurements. ``external_tracker`` (validation) replaces ours."""
     fakepatches.apply()
+    fakepatches.set_cuda_dropout(fake and case.get("dropout_kernel") == "fused")
     t0 = time.time()
     torch.manual_seed(0)
     fake_mode = FakeTensorMode(allow_non_fake_inputs=False) if fake else contextlib.nullcontext()
     with fake_mode:
-        family, cfg, model = build(case["model"], case["task"], case["precision"], fake)
+        family, cfg, model = build(case["model"], case["task"], case["precision"], fake, case.get("lora"))
         arch = arch_numbers(case["model"], cfg, model)
         tr = tracker_cls()
         for p in model.parameters():
@@ -277,8 +354,10 @@ def _train(case, model, tr, amp, b, s, cfg, ext):
         model.gradient_checkpointing_enable()  # transformers default: use_reentrant=False
     # PyTorch's default AdamW on CUDA is the foreach implementation; on CPU the default is the
     # for-loop one, so ask for foreach explicitly to get the CUDA allocation pattern.
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-5, weight_decay=0.01, foreach=True)
-    for p in model.parameters():
+    # Only what trains gets an optimizer (all parameters, or a LoRA model's adapters).
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(trainable, lr=1e-5, weight_decay=0.01, foreach=True)
+    for p in trainable:
         p.register_post_accumulate_grad_hook(lambda p: tr.relabel(p.grad, "gradients"))
     if ext is not None:
         ext.track_external(model, opt)
@@ -443,6 +522,64 @@ def validate() -> list[dict]:
     return rows
 
 
+# tiny configs of the families whose code paths are new here (grouped_mm experts, eager soft-capping,
+# attention sinks, peft LoRA), run with real tensors and under FakeTensorMode (validate_families)
+FAMILY_TINY = {
+    "tiny-qwen3moe": ("qwen3_moe", dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=4,
+                                        num_key_value_heads=2, head_dim=32, intermediate_size=128,
+                                        moe_intermediate_size=48, num_experts=8, num_experts_per_tok=2,
+                                        vocab_size=1000, max_position_embeddings=512)),
+    "tiny-gemma2": ("gemma2", dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=4,
+                                   num_key_value_heads=2, head_dim=32, intermediate_size=128, vocab_size=1000,
+                                   max_position_embeddings=512, sliding_window=64)),
+    "tiny-gptoss": ("gpt_oss", dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=4,
+                                    num_key_value_heads=2, head_dim=16, intermediate_size=64,
+                                    num_local_experts=4, num_experts_per_tok=2, vocab_size=1000,
+                                    max_position_embeddings=512, sliding_window=16)),
+    "tiny-llama-lora": ("llama", dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=4,
+                                      num_key_value_heads=2, intermediate_size=172, vocab_size=1000,
+                                      max_position_embeddings=512)),
+}
+
+
+def validate_families() -> list[dict]:
+    """Real run vs fake run (our tracker on both) and torch's MemTracker on the real run."""
+    from torch.distributed._tools.mem_tracker import MemTracker
+
+    for name, (mt, kw) in FAMILY_TINY.items():
+        MODELS[name] = (mt, dict(kw, attn="default", generic=True))
+    lora = dict(r=4, lora_alpha=8, target_modules="all-linear", lora_dropout=0.1)
+    vcases = [
+        T("tiny-qwen3moe-train-fp32", "tiny-qwen3moe", "fp32", 2, 128),
+        T("tiny-qwen3moe-train-mixed", "tiny-qwen3moe", "mixed", 2, 128),
+        T("tiny-qwen3moe-train-bf16-ckpt", "tiny-qwen3moe", "bf16", 2, 128, True),
+        I("tiny-qwen3moe-gen-bf16", "tiny-qwen3moe", "bf16", 3, 100),
+        T("tiny-gemma2-train-bf16", "tiny-gemma2", "bf16", 2, 128),
+        I("tiny-gemma2-gen-fp32", "tiny-gemma2", "fp32", 3, 100),
+        T("tiny-gptoss-train-fp32", "tiny-gptoss", "fp32", 2, 128),
+        I("tiny-gptoss-gen-bf16", "tiny-gptoss", "bf16", 3, 100),
+        dict(T("tiny-llama-lora-train-bf16", "tiny-llama-lora", "bf16", 2, 128), lora=lora),
+        dict(T("tiny-llama-lora-train-mixed-ckpt", "tiny-llama-lora", "mixed", 2, 128, True), lora=lora),
+    ]
+    rows = []
+    for c in vcases:
+        c["attention"] = "default"
+        real = run_case(c, fake=False)
+        fake = run_case(c, fake=True)
+        try:  # MemTracker hooks every parameter, which frozen (LoRA base) weights refuse
+            mtp = run_case(c, fake=False, external_tracker=lambda m: MemTracker())["external_peak_bytes"]
+        except RuntimeError:
+            mtp = None
+        row = dict(name=c["name"], real_tracker=real["peak_bytes"], fake_tracker=fake["peak_bytes"],
+                   memtracker_real=mtp, real_phase=real["peak_phase"], fake_phase=fake["peak_phase"])
+        row["fake_vs_real_pct"] = 100.0 * (fake["peak_bytes"] - real["peak_bytes"]) / real["peak_bytes"]
+        rows.append(row)
+        print(f"  {c['name']:34s} real {real['peak_bytes']:>10d}  fake {fake['peak_bytes']:>10d}  "
+              f"MemTracker {mtp if mtp is not None else 'n/a':>10}  phase {real['peak_phase']}/{fake['peak_phase']}",
+              flush=True)
+    return rows
+
+
 # ------------------------------------------------------------------------------------------------
 # Main
 # ------------------------------------------------------------------------------------------------
@@ -515,18 +652,38 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--validate", action="store_true", help="only run the tracker validation")
     ap.add_argument("--skip-validate", action="store_true")
+    ap.add_argument("--validate-families", action="store_true",
+                    help="tiny real-vs-fake runs of the new families' code paths, into results-families.json")
     ap.add_argument("--only", default=None, help="run cases whose name contains this")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", default=HERE)
     ap.add_argument("--llm-analysis-python", default=None,
                     help="the Python of llm-analysis's own environment; with it, a full run also asks "
                          "llm-analysis (and always accelerate) for the same cases, into peers.json")
+    ap.add_argument("--vramcalc-python", default=None,
+                    help="the Python of vramcalc's own environment (a third peer, for --families)")
+    ap.add_argument("--families", action="store_true",
+                    help="run families.py's cases instead (validation skipped); a full run writes "
+                         "results-families.json and measured-families.txt, and asks the peers for them")
     args = ap.parse_args()
+    if args.families:
+        args.skip_validate = True
+    stem = "-families" if args.families else ""
 
     t_start = time.time()
     doc = dict(torch=torch.__version__, python=platform.python_version())
     import transformers
     doc["transformers"] = transformers.__version__
+
+    if args.validate_families:
+        print("Family tracker validation (tiny real models vs fake, bytes):", flush=True)
+        rows = validate_families()
+        if os.path.exists(os.path.join(args.out, "results-families.json")):
+            fam = json.load(open(os.path.join(args.out, "results-families.json")))
+            fam["validation"] = rows
+            with open(os.path.join(args.out, "results-families.json"), "w") as f:
+                json.dump(fam, f, indent=1)
+        return
 
     if not args.skip_validate:
         print("Tracker validation (tiny real models, bytes):", flush=True)
@@ -535,7 +692,7 @@ def main():
             print(json.dumps(doc["validation"], indent=1))
             return
 
-    cases = [c for c in CASES if not args.only or args.only in c["name"]]
+    cases = [c for c in (families.CASES if args.families else CASES) if not args.only or args.only in c["name"]]
     results = {}
     # Longest first, to balance the two workers.
     order = sorted(cases, key=lambda c: -MODELS[c["model"]][1].get("num_hidden_layers", 12))
@@ -557,10 +714,12 @@ def main():
                      "(iteration 2); generation = prefill (logits_to_keep=1) + decode steps with a "
                      "DynamicCache, no attention_mask (unpadded), greedy. Bytes, GiB = 2^30.")
     doc["cases"] = [summarize(r) for r in ordered]
+    if args.families:
+        doc["sources"] = {c["model"]: families.MODELS[c["model"]][2] for c in cases}
     if args.only is None:
-        with open(os.path.join(args.out, "results.json"), "w") as f:
+        with open(os.path.join(args.out, f"results{stem}.json"), "w") as f:
             json.dump(doc, f, indent=1)
-        with open(os.path.join(args.out, "measured.txt"), "w") as f:
+        with open(os.path.join(args.out, f"measured{stem}.txt"), "w") as f:
             f.write(txt + f"\n\nrun time {doc['run_seconds']} s (torch {doc['torch']}, "
                     f"transformers {doc['transformers']}, {os.cpu_count()} CPUs)\n")
     print(f"\nrun time {doc['run_seconds']} s")
@@ -568,11 +727,13 @@ def main():
         # the peers, in the same run: accelerate here, llm-analysis in its own environment
         import subprocess
 
-        for python, peer in ((sys.executable, "accelerate"), (args.llm_analysis_python, "llm-analysis")):
+        for python, peer in ((sys.executable, "accelerate"), (args.llm_analysis_python, "llm-analysis"),
+                             (args.vramcalc_python, "vramcalc")):
             if python is None:
-                print(f"{peer}: skipped (give --llm-analysis-python to include it)")
+                print(f"{peer}: skipped (give --{peer}-python to include it)")
                 continue
-            p = subprocess.run([python, os.path.join(HERE, "peers.py"), peer], capture_output=True, text=True)
+            cmd = [python, os.path.join(HERE, "peers.py"), peer] + (["--families"] if args.families else [])
+            p = subprocess.run(cmd, capture_output=True, text=True)
             print(p.stdout.strip() or p.stderr.strip()[-500:])
 
 

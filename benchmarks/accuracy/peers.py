@@ -1,9 +1,19 @@
-"""What two other memory estimators say about the measured cases, for compare.py's side-by-side table.
+"""What other memory estimators say about the measured cases, for compare.py's side-by-side table.
 
     /tmp/accvenv/bin/python  benchmarks/accuracy/peers.py accelerate     # torch + transformers + accelerate
     /tmp/llmavenv/bin/python benchmarks/accuracy/peers.py llm-analysis   # llm-analysis 0.2.2, its own venv
+    <vramcalc env>/bin/python benchmarks/accuracy/peers.py vramcalc      # vramcalc 0.1.2, its own venv
+    ... peers.py PEER --families       # the same for results-families.json, into peers-families.json
 
-Each run adds its peer's figures (bytes, per case of results.json) to peers.json beside this file.
+Each run adds its peer's figures (bytes, per case of results.json) to peers.json beside this file
+(with --families: results-families.json and peers-families.json).
+
+* vramcalc (PyPI, "Predict GPU VRAM usage of Llama-family models from config.json"): reads a config
+  dict offline, model types llama, mistral, qwen2, gemma, gemma2 only (every other case has no
+  figure); ``estimate(config, mode=..., dtype, batch, seq_len, lora_rank, grad_checkpoint,
+  precision="amp"|"pure", attn_impl="sdpa"|"eager", overhead_gb=0)``, its ``total``. The config dict
+  is the case's architecture (model_type, widths, head_dim, tie_word_embeddings). Its LoRA always
+  adapts q/k/v/o and the MLP; it has no adapter dropout.
 
 * accelerate (Hugging Face, ``accelerate estimate-memory``): the model is built empty from the same
   transformers config (``init_empty_weights``), ``calculate_maximum_sizes`` sizes it, and the
@@ -31,12 +41,53 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-RESULTS = os.path.join(HERE, "results.json")
-OUT = os.path.join(HERE, "peers.json")
+FAMILIES = "--families" in sys.argv
+RESULTS = os.path.join(HERE, "results-families.json" if FAMILIES else "results.json")
+OUT = os.path.join(HERE, "peers-families.json" if FAMILIES else "peers.json")
 
 
 def _cases():
     return [c for c in json.load(open(RESULTS))["cases"] if "error" not in c]
+
+
+def _hf_config(c) -> dict:
+    """The case's architecture as a config.json dict (what a config-reading estimator is given)."""
+    m = c["model"]
+    d = dict(model_type=m["family"], hidden_size=m["hidden_size"], num_hidden_layers=m["layers"],
+             num_attention_heads=m["attention_heads"], num_key_value_heads=m["kv_heads"],
+             head_dim=m.get("head_dim") or m["hidden_size"] // m["attention_heads"],
+             intermediate_size=m["intermediate_size"], vocab_size=m["vocab_size"],
+             tie_word_embeddings=m["tied_embeddings"])
+    return d
+
+
+def vramcalc_figures() -> dict:
+    from importlib.metadata import version
+
+    import vramcalc
+
+    out = {}
+    for c in _cases():
+        inp, m = c["inputs"], c["model"]
+        if m["family"] not in ("llama", "mistral", "qwen2", "gemma", "gemma2"):
+            continue
+        kw = dict(mode="train" if inp["task"] == "training" else "inference",
+                  dtype="fp32" if inp["precision"] == "fp32" or (inp["precision"] == "mixed" and inp["task"] == "inference") else "bf16",
+                  batch=inp["batch"], seq_len=inp["seq"] + inp.get("decode_steps", 0), overhead_gb=0.0,
+                  attn_impl="eager" if m.get("attn_implementation", inp.get("attention")) == "eager" else "sdpa")
+        if inp["task"] == "training":
+            kw.update(grad_checkpoint=bool(inp["gradient_checkpointing"]),
+                      precision="amp" if inp["precision"] == "mixed" else "pure",
+                      lora_rank=(inp.get("lora") or {}).get("r"))
+            if inp["precision"] == "mixed":
+                kw["dtype"] = "bf16"
+        try:
+            est = vramcalc.estimate(_hf_config(c), **kw)
+        except Exception as e:  # unsupported shape: no figure
+            print(f"vramcalc: {c['name']}: {type(e).__name__}: {e}", file=sys.stderr)
+            continue
+        out[c["name"]] = int(est.total)
+    return {"version": version("vramcalc"), "figures": out}
 
 
 def accelerate_figures() -> dict:
@@ -52,8 +103,13 @@ def accelerate_figures() -> dict:
     for c in _cases():
         inp = c["inputs"]
         family, cfg = measure.make_config(inp["model"], fake=False)
-        with init_empty_weights():
+        # include_buffers=True builds everything on the meta device: transformers 5 creates each MoE
+        # layer's experts as one 3-D torch.empty, which plain init_empty_weights allocates on the CPU
+        # before moving it (30 GB for one DeepSeek-V3 layer: the CLI itself runs out of memory there)
+        with init_empty_weights(include_buffers=True):
             model = measure.model_class(family, inp["task"])(cfg)
+        # estimate-memory sizes the whole model; it has no notion of LoRA (a LoRA case gets the
+        # full model's figures, as the CLI would print them)
         total, _ = calculate_maximum_sizes(model)  # fp32 bytes, as estimate-memory builds it
         dtype = "float32" if inp["precision"] == "fp32" else "float16"
         if inp["task"] == "training":
@@ -77,15 +133,21 @@ def llm_analysis_figures() -> dict:
         inp, m = c["inputs"], c["model"]
         if inp["precision"] == "fp32":
             continue  # not supported: 16-, 8- and 4-bit weights only
+        if inp.get("lora"):
+            continue  # no LoRA in llm-analysis's training model
         name = f"case-{c['name']}"
+        experts = (m.get("experts") or m.get("num_experts") or m.get("num_local_experts")
+                   or m.get("n_routed_experts") or 1)
+        top_k = m.get("experts_per_token") or (m.get("num_experts_per_tok") if experts > 1 else 1) or 1
+        ffn = m.get("moe_intermediate_size") if experts > 1 and m.get("moe_intermediate_size") else m["intermediate_size"]
         config.model_configs[name] = config.ModelConfig(
             name=name, num_layers=m["layers"], n_head=m["attention_heads"], hidden_dim=m["hidden_size"],
             vocab_size=m["vocab_size"], max_seq_len=max(inp["seq"] + inp.get("decode_steps", 0), 1),
-            num_key_value_heads=m["kv_heads"], ffn_embed_dim=m["intermediate_size"],
-            expansion_ratio=m["intermediate_size"] / m["hidden_size"], model_type=m["family"],
-            moe_num_experts=m.get("experts") or 1, moe_top_k=m.get("experts_per_token") or 1)
+            num_key_value_heads=m["kv_heads"], ffn_embed_dim=ffn,
+            expansion_ratio=ffn / m["hidden_size"], model_type=m["family"],
+            moe_num_experts=experts, moe_top_k=top_k)
         dtype = "w16a16e16"
-        gated = m["mlp"] == "swiglu"
+        gated = m.get("mlp", "swiglu" if m["family"] not in ("gpt2", "bert", "opt", "falcon", "gpt_neox") else "gelu") == "swiglu"
         if inp["task"] == "training":
             kw = {}
             if inp["precision"] == "bf16":
@@ -94,7 +156,8 @@ def llm_analysis_figures() -> dict:
                                batch_size_per_gpu=inp["batch"], gradient_accumulation_steps=1,
                                global_batch_size=inp["batch"], seq_len=inp["seq"], total_num_gpus=1, dp_size=1,
                                activation_recomputation=2 if inp["gradient_checkpointing"] else 0,
-                               flash_attn=inp.get("attention") != "eager", mlp_gated_linear_units=gated, **kw)
+                               flash_attn=m.get("attn_implementation", inp.get("attention")) != "eager",
+                               mlp_gated_linear_units=gated, **kw)
             value = s["(weight+op_state+grad+act)_memory_per_gpu"]
         else:
             s = analysis.infer(model_name=name, gpu_name="huge", dtype_name=dtype, log_level="ERROR",
@@ -107,9 +170,12 @@ def llm_analysis_figures() -> dict:
 
 def main():
     peer = sys.argv[1] if len(sys.argv) > 1 else ""
-    if peer not in ("accelerate", "llm-analysis"):
-        raise SystemExit("usage: peers.py accelerate | llm-analysis (each in its own environment, see the docstring)")
-    figures = accelerate_figures() if peer == "accelerate" else llm_analysis_figures()
+    fn = {"accelerate": accelerate_figures, "llm-analysis": llm_analysis_figures,
+          "vramcalc": vramcalc_figures}.get(peer)
+    if fn is None:
+        raise SystemExit("usage: peers.py accelerate | llm-analysis | vramcalc [--families] "
+                         "(each in its own environment, see the docstring)")
+    figures = fn()
     doc = json.load(open(OUT)) if os.path.exists(OUT) else {}
     doc[peer] = figures
     with open(OUT, "w") as f:
