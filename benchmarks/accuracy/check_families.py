@@ -48,9 +48,16 @@ def mode_key(inp):
 
 def widths(m, seq):
     hd = m["head_dim"]
-    return {"1": 1, "h": m["hidden_size"], "q": m["attention_heads"] * hd, "kv": m["kv_heads"] * hd,
-            "I": m["intermediate_size"], "heads": m["attention_heads"], "heads_ctx": m["attention_heads"] * seq,
-            "V": m["vocab_size"]}
+    return {
+        "1": 1,
+        "h": m["hidden_size"],
+        "q": m["attention_heads"] * hd,
+        "kv": m["kv_heads"] * hd,
+        "I": m["intermediate_size"],
+        "heads": m["attention_heads"],
+        "heads_ctx": m["attention_heads"] * seq,
+        "V": m["vocab_size"],
+    }
 
 
 def layer_counts(m):
@@ -74,7 +81,7 @@ def coeffs(cal, case):
     if name in HELD_OUT:
         decs = cal["decompositions"][HELD_OUT[name]]
         w = widths(m, seq)
-        ev = lambda d: sum(c * w[t] for t, c in d.items())  # noqa: E731
+        ev = lambda d: sum(c * w[t] for t, c in d.items())
         if inp["task"] != "training":
             # the prefill transient is the larger of the attention moment (the decomposition, fitted
             # where attention was the larger) and the MLP moment: gate, up and their product at once
@@ -142,11 +149,25 @@ def kv_bytes_per_token_layer(m, w):
     return 2 * m["kv_heads"] * m["head_dim"] * w
 
 
-PROFILE_OF = {"llama": "llama", "mistral": "llama", "qwen2": "llama", "qwen3": "qwen3", "gemma": "gemma",
-              "gemma2": "gemma2", "gemma3_text": "gemma3", "phi3": "phi3", "falcon": "falcon",
-              "gpt_neox": "gpt_neox", "opt": "opt", "mixtral": "mixtral", "qwen2_moe": "qwen2_moe",
-              "qwen3_moe": "qwen3_moe", "deepseek_v2": "deepseek_v2", "deepseek_v3": "deepseek_v3",
-              "gpt_oss": "gpt_oss"}
+PROFILE_OF = {
+    "llama": "llama",
+    "mistral": "llama",
+    "qwen2": "llama",
+    "qwen3": "qwen3",
+    "gemma": "gemma",
+    "gemma2": "gemma2",
+    "gemma3_text": "gemma3",
+    "phi3": "phi3",
+    "falcon": "falcon",
+    "gpt_neox": "gpt_neox",
+    "opt": "opt",
+    "mixtral": "mixtral",
+    "qwen2_moe": "qwen2_moe",
+    "qwen3_moe": "qwen3_moe",
+    "deepseek_v2": "deepseek_v2",
+    "deepseek_v3": "deepseek_v3",
+    "gpt_oss": "gpt_oss",
+}
 
 
 def profile_widths(m, seq):
@@ -155,12 +176,22 @@ def profile_widths(m, seq):
     if m.get("kv_lora_rank"):
         hd = m["qk_nope_head_dim"] + m["qk_rope_head_dim"]
         kvw = m["kv_heads"] * hd
-    g = lambda *ks: next((m[k] for k in ks if m.get(k) is not None), 0)  # noqa: E731
-    return dict(h=m["hidden_size"], q=heads * hd, kv=kvw, I=m.get("intermediate_size") or 0, H=heads,
-                H_ctx=heads * seq, mask_ctx=seq, const=1, V=m["vocab_size"],
-                Ie=g("moe_intermediate_size") or (m.get("intermediate_size") or 0), k=g("num_experts_per_tok"),
-                E=g("num_experts", "num_local_experts", "n_routed_experts"),
-                Ish=g("shared_expert_intermediate_size") or (g("n_shared_experts") * g("moe_intermediate_size")))
+    g = lambda *ks: next((m[k] for k in ks if m.get(k) is not None), 0)
+    return dict(
+        h=m["hidden_size"],
+        q=heads * hd,
+        kv=kvw,
+        I=m.get("intermediate_size") or 0,
+        H=heads,
+        H_ctx=heads * seq,
+        mask_ctx=seq,
+        const=1,
+        V=m["vocab_size"],
+        Ie=g("moe_intermediate_size") or (m.get("intermediate_size") or 0),
+        k=g("num_experts_per_tok"),
+        E=g("num_experts", "num_local_experts", "n_routed_experts"),
+        Ish=g("shared_expert_intermediate_size") or (g("n_shared_experts") * g("moe_intermediate_size")),
+    )
 
 
 def _lin(coef, w, skip=()):
@@ -187,10 +218,13 @@ def activations_profile(cal, case):
     prof = cal["profiles"][PROFILE_OF[m["family"]]]["modes"][prec]
     if inp["task"] != "training":
         return n * _lin(prof["prefill"], w)
-    logits = _lin(prof["logits"], w) 
+    logits = _lin(prof["logits"], w)
     if inp["gradient_checkpointing"]:
         ck = prof["checkpoint"]
-        return n * (m["layers"] * ck["per_h"] * w["h"] + logits + ck["outside_minus_logits_h"] * w["h"]) + prof["outside_c0"]
+        return (
+            n * (m["layers"] * ck["per_h"] * w["h"] + logits + ck["outside_minus_logits_h"] * w["h"])
+            + prof["outside_c0"]
+        )
     L = m["layers"]
     counts = {"layer": L}
     if m["family"] in ("deepseek_v2", "deepseek_v3"):
@@ -238,8 +272,14 @@ def predict(cal, case):
         act = (activations_profile if PROFILES else activations)(cal, case)
         fb = weights + casts + state + act
         opt = weights + T * g + state + T * g
-        parts = dict(weights=weights, casts=casts, optimizer_state=state, activations=act,
-                     forward_backward=fb, optimizer_step=opt)
+        parts = dict(
+            weights=weights,
+            casts=casts,
+            optimizer_state=state,
+            activations=act,
+            forward_backward=fb,
+            optimizer_step=opt,
+        )
         return max(fb, opt), ("forward/backward" if fb >= opt else "optimizer"), parts
     kvb = kv_bytes_per_token_layer(m, w)
     weights = P * w
@@ -252,8 +292,11 @@ def predict(cal, case):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--verbose", action="store_true")
-    ap.add_argument("--profiles", action="store_true",
-                    help="activations from the per-family formulas in the widths instead of per-model coefficients")
+    ap.add_argument(
+        "--profiles",
+        action="store_true",
+        help="activations from the per-family formulas in the widths instead of per-model coefficients",
+    )
     ap.add_argument("--results", default=os.path.join(HERE, "results-families.json"))
     ap.add_argument("--calibration", default=os.path.join(HERE, "calibration-families.json"))
     args = ap.parse_args()
@@ -276,9 +319,11 @@ def main():
             print("      " + ", ".join(f"{k} {v / 2**30:.2f}" for k, v in parts.items()))
     a = [abs(e) for _, e in errs]
     worst = max(errs, key=lambda x: abs(x[1]))
-    print(f"\n{len(errs)} cases: mean |error| {sum(a) / len(a):.2f}%, max |error| {max(a):.2f}% ({worst[0]}), "
-          f"within 1%: {sum(1 for x in a if x <= 1)}, within 5%: {sum(1 for x in a if x <= 5)}, "
-          f"under by more than 5%: {sum(1 for _, e in errs if e < -5)}")
+    print(
+        f"\n{len(errs)} cases: mean |error| {sum(a) / len(a):.2f}%, max |error| {max(a):.2f}% ({worst[0]}), "
+        f"within 1%: {sum(1 for x in a if x <= 1)}, within 5%: {sum(1 for x in a if x <= 5)}, "
+        f"under by more than 5%: {sum(1 for _, e in errs if e < -5)}"
+    )
 
 
 if __name__ == "__main__":

@@ -101,7 +101,8 @@ def workload(case: dict) -> dict:
         "batch_size": inp["batch"],
         "sequence_length": inp["seq"] + inp.get("decode_steps", 0),
         "gradient_checkpointing": bool(inp["gradient_checkpointing"]),
-        "attention": "eager" if (inp.get("attention") == "eager" or m.get("attn_implementation") == "eager")
+        "attention": "eager"
+        if (inp.get("attention") == "eager" or m.get("attn_implementation") == "eager")
         else "fused",
     }
     if inp.get("lora"):
@@ -118,8 +119,7 @@ def workload(case: dict) -> dict:
 
 
 def predict(workloads: list[dict], python: str) -> list[dict]:
-    p = subprocess.run([python, "-c", _CHILD], input=json.dumps(workloads), capture_output=True,
-                       text=True, cwd=REPO)
+    p = subprocess.run([python, "-c", _CHILD], input=json.dumps(workloads), capture_output=True, text=True, cwd=REPO)
     if p.returncode != 0:
         sys.stderr.write(p.stderr[-3000:])
         raise SystemExit(f"gpusizer subprocess failed ({p.returncode})")
@@ -130,8 +130,10 @@ def _stats(errs: list[float]) -> str:
     if not errs:
         return "no cases"
     a = sorted(abs(e) for e in errs)
-    return (f"{len(a)} cases: mean |error| {sum(a) / len(a):.1f}%, median {a[len(a) // 2]:.1f}%, "
-            f"worst {a[-1]:.1f}%, within 10%: {sum(1 for e in a if e <= 10)}/{len(a)}")
+    return (
+        f"{len(a)} cases: mean |error| {sum(a) / len(a):.1f}%, median {a[len(a) // 2]:.1f}%, "
+        f"worst {a[-1]:.1f}%, within 10%: {sum(1 for e in a if e <= 10)}/{len(a)}"
+    )
 
 
 def main():
@@ -140,8 +142,9 @@ def main():
     ap.add_argument("--peers", default=os.path.join(HERE, "peers.json"))
     ap.add_argument("--python", default=os.path.join(REPO, ".venv", "bin", "python"))
     ap.add_argument("--json", default=None, help="also write the comparison here")
-    ap.add_argument("--families", action="store_true",
-                    help="compare results-families.json with peers-families.json instead")
+    ap.add_argument(
+        "--families", action="store_true", help="compare results-families.json with peers-families.json instead"
+    )
     args = ap.parse_args()
     if args.families:
         args.results = os.path.join(HERE, "results-families.json")

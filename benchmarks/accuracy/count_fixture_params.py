@@ -25,25 +25,34 @@ FIXTURES = os.path.join(os.path.dirname(os.path.dirname(HERE)), "tests", "fixtur
 
 # file -> (published parameter count as stated, where)
 PUBLISHED = {
-    "meta-llama--Llama-3.1-8B.json": ("8.03B", "https://huggingface.co/meta-llama/Llama-3.1-8B (model card: 8B; "
-                                                "safetensors metadata on the model page: 8.03B params)"),
-    "meta-llama--Llama-3.2-3B.json": ("3.21B", "https://huggingface.co/meta-llama/Llama-3.2-3B (model card table: "
-                                                "3.21B)"),
+    "meta-llama--Llama-3.1-8B.json": (
+        "8.03B",
+        "https://huggingface.co/meta-llama/Llama-3.1-8B (model card: 8B; "
+        "safetensors metadata on the model page: 8.03B params)",
+    ),
+    "meta-llama--Llama-3.2-3B.json": (
+        "3.21B",
+        "https://huggingface.co/meta-llama/Llama-3.2-3B (model card table: 3.21B)",
+    ),
     "Qwen--Qwen2.5-3B.json": ("3.09B (2.77B non-embedding)", "https://huggingface.co/Qwen/Qwen2.5-3B (model card)"),
     "Qwen--Qwen2.5-7B.json": ("7.61B (6.53B non-embedding)", "https://huggingface.co/Qwen/Qwen2.5-7B (model card)"),
     "Qwen--Qwen2.5-32B.json": ("32.5B (31.0B non-embedding)", "https://huggingface.co/Qwen/Qwen2.5-32B (model card)"),
     "Qwen--Qwen3-4B.json": ("4.0B (3.6B non-embedding)", "https://huggingface.co/Qwen/Qwen3-4B (model card)"),
     "Qwen--Qwen3-8B.json": ("8.2B (6.95B non-embedding)", "https://huggingface.co/Qwen/Qwen3-8B (model card)"),
     "Qwen--Qwen3-32B.json": ("32.8B (31.2B non-embedding)", "https://huggingface.co/Qwen/Qwen3-32B (model card)"),
-    "Qwen--Qwen3-30B-A3B.json": ("30.5B total, 3.3B activated (29.9B non-embedding)",
-                                 "https://huggingface.co/Qwen/Qwen3-30B-A3B (model card)"),
-    "openai--gpt-oss-20b.json": ("21B total, 3.6B active (20.91B in the model card paper, arXiv:2508.10925, "
-                                 "table 1)", "https://huggingface.co/openai/gpt-oss-20b (model card); "
-                                             "gpt-oss-120b & gpt-oss-20b Model Card, arXiv:2508.10925"),
-    "deepseek-ai--DeepSeek-R1.json": ("671B total, 37B activated (685B on the model page, with the 14B "
-                                      "multi-token-prediction module)",
-                                      "https://huggingface.co/deepseek-ai/DeepSeek-R1 (model card); "
-                                      "DeepSeek-V3 Technical Report, arXiv:2412.19437"),
+    "Qwen--Qwen3-30B-A3B.json": (
+        "30.5B total, 3.3B activated (29.9B non-embedding)",
+        "https://huggingface.co/Qwen/Qwen3-30B-A3B (model card)",
+    ),
+    "openai--gpt-oss-20b.json": (
+        "21B total, 3.6B active (20.91B in the model card paper, arXiv:2508.10925, table 1)",
+        "https://huggingface.co/openai/gpt-oss-20b (model card); "
+        "gpt-oss-120b & gpt-oss-20b Model Card, arXiv:2508.10925",
+    ),
+    "deepseek-ai--DeepSeek-R1.json": (
+        "671B total, 37B activated (685B on the model page, with the 14B multi-token-prediction module)",
+        "https://huggingface.co/deepseek-ai/DeepSeek-R1 (model card); DeepSeek-V3 Technical Report, arXiv:2412.19437",
+    ),
 }
 
 
@@ -64,10 +73,15 @@ def count(path):
     head = model.get_output_embeddings()
     tied = head is not None and head.weight is emb
     experts = sum(p.numel() for n, p in model.named_parameters() if ".experts." in n)
-    return dict(transformers_count=total, tied_embeddings=tied, embedding_params=emb.numel(),
-                non_embedding_count=total - emb.numel() - (0 if tied or head is None else head.weight.numel()),
-                expert_params=experts, model_class=type(model).__name__,
-                transformers_version=transformers.__version__)
+    return dict(
+        transformers_count=total,
+        tied_embeddings=tied,
+        embedding_params=emb.numel(),
+        non_embedding_count=total - emb.numel() - (0 if tied or head is None else head.weight.numel()),
+        expert_params=experts,
+        model_class=type(model).__name__,
+        transformers_version=transformers.__version__,
+    )
 
 
 def main():

@@ -40,7 +40,7 @@ def mode_key(r):
 
 def width(arch, name, seq):
     """The value of one width term in a run's architecture (arch_L1 of its 1-layer run)."""
-    g = lambda *ks: next((arch[k] for k in ks if arch.get(k) is not None), None)  # noqa: E731
+    g = lambda *ks: next((arch[k] for k in ks if arch.get(k) is not None), None)
     heads, hd = arch["attention_heads"], arch["head_dim"]
     kv = arch["kv_heads"]
     experts = g("num_experts", "num_local_experts", "n_routed_experts")
@@ -64,22 +64,52 @@ def width(arch, name, seq):
 
 # variant -> the width it changes (the slope is reported per unit of that width)
 VARIANT_TERM = {
-    "I4480": "I", "I2048": "I", "I8192": "I", "I4608": "I", "I3456": "I", "I4096": "I",
-    "Ie704": "Ie", "Ie384": "Ie", "Ie1440": "Ie",
-    "k1": "k", "k2": "k", "k3": "k", "k4": "k",
-    "E4": "E", "E16": "E", "E30": "E", "E32": "E", "E64": "E",
-    "Ish2816": "Ish", "sh1": "sh",
-    "s2048": "ctx", "s1024": "ctx", "s4096": "ctx", "full-s2048": "ctx",
-    "h1280": "h", "h2048": "h", "kv4": "kv", "kv8": "kv", "heads32": "heads", "heads16": "heads",
-    "hd64": "hd", "hd128": "hd", "V100k": "V", "V128k": "V",
+    "I4480": "I",
+    "I2048": "I",
+    "I8192": "I",
+    "I4608": "I",
+    "I3456": "I",
+    "I4096": "I",
+    "Ie704": "Ie",
+    "Ie384": "Ie",
+    "Ie1440": "Ie",
+    "k1": "k",
+    "k2": "k",
+    "k3": "k",
+    "k4": "k",
+    "E4": "E",
+    "E16": "E",
+    "E30": "E",
+    "E32": "E",
+    "E64": "E",
+    "Ish2816": "Ish",
+    "sh1": "sh",
+    "s2048": "ctx",
+    "s1024": "ctx",
+    "s4096": "ctx",
+    "full-s2048": "ctx",
+    "h1280": "h",
+    "h2048": "h",
+    "kv4": "kv",
+    "kv8": "kv",
+    "heads32": "heads",
+    "heads16": "heads",
+    "hd64": "hd",
+    "hd128": "hd",
+    "V100k": "V",
+    "V128k": "V",
 }
 
 DECOMP = {
     # model: (terms, variants used)
-    "qwen3-0.6b": (["1", "h", "q", "kv", "I", "heads", "V"],
-                   ["base", "I2048", "h1280", "kv4", "heads32", "hd64", "V100k"]),
-    "gemma2-2b": (["1", "h", "q", "kv", "I", "heads", "heads_ctx", "V"],
-                  ["base", "s2048", "I4608", "h2048", "kv8", "heads16", "hd128", "V128k"]),
+    "qwen3-0.6b": (
+        ["1", "h", "q", "kv", "I", "heads", "V"],
+        ["base", "I2048", "h1280", "kv4", "heads32", "hd64", "V100k"],
+    ),
+    "gemma2-2b": (
+        ["1", "h", "q", "kv", "I", "heads", "heads_ctx", "V"],
+        ["base", "s2048", "I4608", "h2048", "kv8", "heads16", "hd128", "V128k"],
+    ),
 }
 
 
@@ -137,8 +167,13 @@ def main():
         d = wv - wb
         s = slopes.setdefault(model, {}).setdefault(mk, {})
         s[f"{term}" + ("" if basevar == "base" else f"@{basevar}")] = dict(
-            d_a1=(r["a1"] - base["a1"]) / d, d_a0=(r["a0"] - base["a0"]) / d, per=term, from_variant=variant,
-            base_value=wb, variant_value=wv)
+            d_a1=(r["a1"] - base["a1"]) / d,
+            d_a0=(r["a0"] - base["a0"]) / d,
+            per=term,
+            from_variant=variant,
+            base_value=wb,
+            variant_value=wv,
+        )
         if term == "ctx":
             ent = models[model]["modes"][mk][basevar]
             ent["ctx_slope_a1"] = (r["a1"] - base["a1"]) / d
@@ -167,44 +202,81 @@ def main():
         b = c["breakdown_at_peak_detail"].get("kv_cache", 0)
         kv[c["inputs"]["model"]] = dict(
             bytes_per_token_layer_at_prefill=b / (m["layers"] * i["batch"] * i["seq"]),
-            formula_2_kvheads_headdim_bytes=2 * m["kv_heads"] * m["head_dim"] * 2)
+            formula_2_kvheads_headdim_bytes=2 * m["kv_heads"] * m["head_dim"] * 2,
+        )
 
     # LoRA: extra per-layer bytes over full fine-tuning's saved activations, and their rank slope
     lora = {}
     for mk in sorted({k[2] for k in by if k[0] == "llama3-8b-peft"}):
-        get = lambda v: by.get(("llama3-8b-peft", v, mk))  # noqa: E731
-        r16, r32, d16, d32, full = get("lora-r16"), get("lora-r32"), get("lora-r16-drop"), get("lora-r32-drop"), get("full")
+        get = lambda v: by.get(("llama3-8b-peft", v, mk))
+        r16, r32, d16, d32, full = (
+            get("lora-r16"),
+            get("lora-r32"),
+            get("lora-r16-drop"),
+            get("lora-r32-drop"),
+            get("full"),
+        )
         if not (r16 and r32):
             continue
-        ent = dict(a1_r16=r16["a1"], a0_r16=r16["a0"], a1_r32=r32["a1"], a0_r32=r32["a0"],
-                   a1_per_rank=(r32["a1"] - r16["a1"]) / 16, a0_per_rank=(r32["a0"] - r16["a0"]) / 16)
+        ent = dict(
+            a1_r16=r16["a1"],
+            a0_r16=r16["a0"],
+            a1_r32=r32["a1"],
+            a0_r32=r32["a0"],
+            a1_per_rank=(r32["a1"] - r16["a1"]) / 16,
+            a0_per_rank=(r32["a0"] - r16["a0"]) / 16,
+        )
         if d16 and d32:
-            ent.update(a1_r16_dropout=d16["a1"], a0_r16_dropout=d16["a0"],
-                       a1_r32_dropout=d32["a1"], a0_r32_dropout=d32["a0"],
-                       dropout_extra_a1=d16["a1"] - r16["a1"], dropout_extra_a0=d16["a0"] - r16["a0"],
-                       dropout_a1_per_rank=(d32["a1"] - d16["a1"]) / 16)
+            ent.update(
+                a1_r16_dropout=d16["a1"],
+                a0_r16_dropout=d16["a0"],
+                a1_r32_dropout=d32["a1"],
+                a0_r32_dropout=d32["a0"],
+                dropout_extra_a1=d16["a1"] - r16["a1"],
+                dropout_extra_a0=d16["a0"] - r16["a0"],
+                dropout_a1_per_rank=(d32["a1"] - d16["a1"]) / 16,
+            )
         if full:
             ent.update(full_ft_a1=full["a1"], full_ft_a0=full["a0"])
         lora[mk] = ent
 
     doc = dict(
-        method=("calibrate.py --families rows (1- and 2-layer runs at full width, two token counts) solved "
-                "per model, variant and mode; see derive_families.py's docstring for each section"),
-        torch=runs.get("torch"), transformers=runs.get("transformers"),
-        models=models, slopes=slopes, decompositions=decomps, kv_cache=kv, lora=lora)
+        method=(
+            "calibrate.py --families rows (1- and 2-layer runs at full width, two token counts) solved "
+            "per model, variant and mode; see derive_families.py's docstring for each section"
+        ),
+        torch=runs.get("torch"),
+        transformers=runs.get("transformers"),
+        models=models,
+        slopes=slopes,
+        decompositions=decomps,
+        kv_cache=kv,
+        lora=lora,
+    )
     doc["profiles"] = profiles(doc, runs)
     with open(os.path.join(HERE, "calibration-families.json"), "w") as f:
         json.dump(doc, f, indent=1, sort_keys=True)
         f.write("\n")
-    print(f"{len(models)} models, {sum(len(v) for v in slopes.values())} slope sets, "
-          f"{len(decomps)} decompositions, {len(lora)} LoRA modes")
+    print(
+        f"{len(models)} models, {sum(len(v) for v in slopes.values())} slope sets, "
+        f"{len(decomps)} decompositions, {len(lora)} LoRA modes"
+    )
 
 
 def markdown():
     """Print the per-model coefficient tables of FAMILIES.md from calibration-families.json."""
     doc = json.load(open(os.path.join(HERE, "calibration-families.json")))
-    order = ["fp32/training", "fp32/training/ckpt", "bf16/training", "bf16/training/ckpt", "mixed/training",
-             "mixed/training/ckpt", "fp32/inference", "bf16/inference", "mixed/inference"]
+    order = [
+        "fp32/training",
+        "fp32/training/ckpt",
+        "bf16/training",
+        "bf16/training/ckpt",
+        "mixed/training",
+        "mixed/training/ckpt",
+        "fp32/inference",
+        "bf16/inference",
+        "mixed/inference",
+    ]
     for model, m in doc["models"].items():
         print(f"\n#### {model} (calibrated at seq {m['seq']})\n")
         print("| mode | layer | a1 B/token/layer | a0 B/token | c0 MB | c1 MB | d a1/d seq | d a0/d seq |")
@@ -213,18 +285,22 @@ def markdown():
             for v, e in sorted(m["modes"].get(mk, {}).items()):
                 s1 = e.get("ctx_slope_a1")
                 s0 = e.get("ctx_slope_a0")
-                print(f"| {mk} | {v} | {e['a1']:,.0f} | {e['a0']:,.0f} | {e['c0'] / 1e6:.1f} | {e['c1'] / 1e6:.1f} | "
-                      f"{'' if s1 is None else f'{s1:.2f}'} | {'' if s0 is None else f'{s0:.2f}'} |")
+                print(
+                    f"| {mk} | {v} | {e['a1']:,.0f} | {e['a0']:,.0f} | {e['c0'] / 1e6:.1f} | {e['c1'] / 1e6:.1f} | "
+                    f"{'' if s1 is None else f'{s1:.2f}'} | {'' if s0 is None else f'{s0:.2f}'} |"
+                )
         for mk, sl in sorted(doc["slopes"].get(model, {}).items()):
-            print(f"\n{mk} slopes: " + "; ".join(f"{k}: d a1 {v['d_a1']:+.2f}, d a0 {v['d_a0']:+.2f} per unit"
-                                                  for k, v in sorted(sl.items())))
+            print(
+                f"\n{mk} slopes: "
+                + "; ".join(
+                    f"{k}: d a1 {v['d_a1']:+.2f}, d a0 {v['d_a0']:+.2f} per unit" for k, v in sorted(sl.items())
+                )
+            )
     for model, d in doc["decompositions"].items():
         print(f"\n#### decomposition {model}\n")
         for mk, e in sorted(d.items()):
             print(f"{mk}: a1 = " + " + ".join(f"{c:.3f}*{t}" for t, c in e["a1"].items()))
             print(f"{mk}: a0 = " + " + ".join(f"{c:.3f}*{t}" for t, c in e["a0"].items()))
-
-
 
 
 # ------------------------------------------------------------------------------------------------
@@ -238,17 +314,30 @@ def markdown():
 # Qwen3-8B / Gemma-2-9B test only for their own families).
 # ------------------------------------------------------------------------------------------------
 
-LLAMA = {"fp32": dict(h=24, q=8, kv=8, I=16, H=4, const=8), "bf16": dict(h=16, q=4, kv=4, I=8, H=4, const=8),
-         "mixed": dict(h=26, q=4, kv=4, I=8, H=4, const=8)}
+LLAMA = {
+    "fp32": dict(h=24, q=8, kv=8, I=16, H=4, const=8),
+    "bf16": dict(h=16, q=4, kv=4, I=8, H=4, const=8),
+    "mixed": dict(h=26, q=4, kv=4, I=8, H=4, const=8),
+}
 LOGITS = {"fp32": dict(V=12, h=12, const=20), "bf16": dict(V=12, h=8, const=20), "mixed": dict(V=12, h=10, const=20)}
 PREFILL = {"fp32": dict(I=12, h=16, const=8), "bf16": dict(I=6, h=8, const=8), "mixed": dict(I=12, h=16, const=8)}
 CKPT_H = {"fp32": 4, "bf16": 2, "mixed": 4}
 
 PROFILE_MODELS = {  # profile -> (calibrated model, MLP I coefficient per mode, attention extra terms)
-    "llama": "llama3.2-1b", "qwen3": "qwen3-0.6b", "gemma": "gemma-2b", "gemma2": "gemma2-2b",
-    "gemma3": "gemma3-1b", "phi3": "phi3-mini", "falcon": "falcon-7b", "gpt_neox": "pythia-1.4b",
-    "opt": "opt-1.3b", "mixtral": "mixtral-8x7b-gmm", "qwen2_moe": "qwen1.5-moe-a2.7b",
-    "qwen3_moe": "qwen3-30b-a3b", "deepseek_v2": "deepseek-v2-lite", "deepseek_v3": "deepseek-v3",
+    "llama": "llama3.2-1b",
+    "qwen3": "qwen3-0.6b",
+    "gemma": "gemma-2b",
+    "gemma2": "gemma2-2b",
+    "gemma3": "gemma3-1b",
+    "phi3": "phi3-mini",
+    "falcon": "falcon-7b",
+    "gpt_neox": "pythia-1.4b",
+    "opt": "opt-1.3b",
+    "mixtral": "mixtral-8x7b-gmm",
+    "qwen2_moe": "qwen1.5-moe-a2.7b",
+    "qwen3_moe": "qwen3-30b-a3b",
+    "deepseek_v2": "deepseek-v2-lite",
+    "deepseek_v3": "deepseek-v3",
     "gpt_oss": "gpt-oss-20b",
 }
 MOE = {"mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "gpt_oss"}
@@ -258,12 +347,22 @@ def arch_widths(a, seq):
     heads, hd = a["attention_heads"], a["head_dim"]
     if a.get("kv_lora_rank"):  # MLA: the query width SDPA sees
         hd = a["qk_nope_head_dim"] + a["qk_rope_head_dim"]
-    g = lambda *ks: next((a[k] for k in ks if a.get(k) is not None), 0)  # noqa: E731
-    return dict(h=a["hidden_size"], q=heads * hd, kv=a["kv_heads"] * (a["head_dim"] if not a.get("kv_lora_rank") else hd),
-                I=a.get("intermediate_size") or 0, H=heads, H_ctx=heads * seq, mask_ctx=seq, const=1,
-                V=a["vocab_size"], Ie=g("moe_intermediate_size") or (a.get("intermediate_size") or 0),
-                k=g("num_experts_per_tok"), E=g("num_experts", "num_local_experts", "n_routed_experts"),
-                Ish=g("shared_expert_intermediate_size") or (g("n_shared_experts") * g("moe_intermediate_size")))
+    g = lambda *ks: next((a[k] for k in ks if a.get(k) is not None), 0)
+    return dict(
+        h=a["hidden_size"],
+        q=heads * hd,
+        kv=a["kv_heads"] * (a["head_dim"] if not a.get("kv_lora_rank") else hd),
+        I=a.get("intermediate_size") or 0,
+        H=heads,
+        H_ctx=heads * seq,
+        mask_ctx=seq,
+        const=1,
+        V=a["vocab_size"],
+        Ie=g("moe_intermediate_size") or (a.get("intermediate_size") or 0),
+        k=g("num_experts_per_tok"),
+        E=g("num_experts", "num_local_experts", "n_routed_experts"),
+        Ish=g("shared_expert_intermediate_size") or (g("n_shared_experts") * g("moe_intermediate_size")),
+    )
 
 
 def dot(coef, w):
@@ -291,12 +390,18 @@ def profiles(doc, runs):
             layer = dict(LLAMA[mode])
             if prof == "gemma2":
                 dec = doc["decompositions"]["gemma2-2b"][f"{mode}/training"]["a1"]
-                layer = {("const" if t == "1" else "H_ctx" if t == "heads_ctx" else "H" if t == "heads" else t): c
-                         for t, c in dec.items() if abs(c) > 1e-6 and t != "V"}
+                layer = {
+                    ("const" if t == "1" else "H_ctx" if t == "heads_ctx" else "H" if t == "heads" else t): c
+                    for t, c in dec.items()
+                    if abs(c) > 1e-6 and t != "V"
+                }
             elif prof == "qwen3":
                 dec = doc["decompositions"]["qwen3-0.6b"][f"{mode}/training"]["a1"]
-                layer = {("const" if t == "1" else "H" if t == "heads" else t): round(c, 3)
-                         for t, c in dec.items() if abs(c) > 1e-6 and t != "V"}
+                layer = {
+                    ("const" if t == "1" else "H" if t == "heads" else t): round(c, 3)
+                    for t, c in dec.items()
+                    if abs(c) > 1e-6 and t != "V"
+                }
             else:
                 if "I" in s_tr:
                     layer["I"] = round(s_tr["I"]["d_a1"], 3)
@@ -315,7 +420,6 @@ def profiles(doc, runs):
                 moe = {}
                 if "Ie" in s_tr:
                     n_paths = k + (a.get("n_shared_experts") or 0 if prof.startswith("deepseek") else 0)
-                    shared_ie = (a.get("n_shared_experts") or 0) if prof.startswith("deepseek") else 0
                     # DeepSeek's Ie slope covers routed and shared (shared width = n_shared x Ie)
                     if prof.startswith("deepseek") and mode == "mixed":
                         moe["Ie_path"] = 16.0
@@ -374,8 +478,10 @@ def profiles(doc, runs):
                 ent["outside_c0"] = e["c0"]
             ent["logits"] = lg
             if ck.get("base"):
-                ent["checkpoint"] = {"per_h": CKPT_H[mode],
-                                     "outside_minus_logits_h": round((ck["base"]["a0"] - e["a0"]) / w["h"], 6) if e else 0}
+                ent["checkpoint"] = {
+                    "per_h": CKPT_H[mode],
+                    "outside_minus_logits_h": round((ck["base"]["a0"] - e["a0"]) / w["h"], 6) if e else 0,
+                }
             if inf.get("base"):
                 pf = dict(PREFILL[mode])
                 if prof in MOE:
@@ -383,7 +489,7 @@ def profiles(doc, runs):
                 s_inf = sl.get(f"{mode}/inference", {})
                 if prof == "gemma2" and f"{mode}/inference" in doc["decompositions"]["gemma2-2b"]:
                     dd = doc["decompositions"]["gemma2-2b"][f"{mode}/inference"]
-                    ren = lambda t: {"1": "const", "heads": "H", "heads_ctx": "H_ctx"}.get(t, t)  # noqa: E731
+                    ren = lambda t: {"1": "const", "heads": "H", "heads_ctx": "H_ctx"}.get(t, t)
                     pf = {}
                     for t, c in dd["a0"].items():
                         pf[ren(t)] = pf.get(ren(t), 0) + c

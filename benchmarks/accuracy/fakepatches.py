@@ -67,8 +67,8 @@ def apply():
 
     mu.find_packed_sequence_indices = find_packed_sequence_indices
 
-    import torch.optim.adamw as adamw_mod
     import torch.optim.adam as adam_mod
+    import torch.optim.adamw as adamw_mod
     import torch.optim.optimizer as opt_mod
 
     orig_get_value = opt_mod._get_value
@@ -109,15 +109,31 @@ def apply():
 
     orig_sdpa = F.scaled_dot_product_attention
 
-    def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
-                                     scale=None, enable_gqa=False):
-        if (isinstance(query, FakeTensor) and attn_mask is None and dropout_p == 0.0 and not enable_gqa
-                and query.shape[-1] == key.shape[-1] != value.shape[-1] and query.shape[1] == key.shape[1]):
+    def scaled_dot_product_attention(
+        query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False
+    ):
+        if (
+            isinstance(query, FakeTensor)
+            and attn_mask is None
+            and dropout_p == 0.0
+            and not enable_gqa
+            and query.shape[-1] == key.shape[-1] != value.shape[-1]
+            and query.shape[1] == key.shape[1]
+        ):
             need_lse = torch.is_grad_enabled() and any(t.requires_grad for t in (query, key, value))
             return torch.ops.aten._scaled_dot_product_efficient_attention(
-                query, key, value, None, need_lse, 0.0, is_causal, scale=scale)[0]
-        return orig_sdpa(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal,
-                         scale=scale, enable_gqa=enable_gqa)
+                query, key, value, None, need_lse, 0.0, is_causal, scale=scale
+            )[0]
+        return orig_sdpa(
+            query,
+            key,
+            value,
+            attn_mask=attn_mask,
+            dropout_p=dropout_p,
+            is_causal=is_causal,
+            scale=scale,
+            enable_gqa=enable_gqa,
+        )
 
     F.scaled_dot_product_attention = scaled_dot_product_attention
     torch.nn.functional.scaled_dot_product_attention = scaled_dot_product_attention
@@ -125,8 +141,7 @@ def apply():
     orig_dropout = F.dropout
 
     def dropout(input, p=0.5, training=True, inplace=False):
-        if (_state["cuda_dropout"] and training and 0.0 < p < 1.0 and not inplace
-                and isinstance(input, FakeTensor)):
+        if _state["cuda_dropout"] and training and 0.0 < p < 1.0 and not inplace and isinstance(input, FakeTensor):
             return torch.ops.aten.native_dropout(input, p, True)[0]
         return orig_dropout(input, p, training, inplace)
 
@@ -137,13 +152,28 @@ def apply():
 
     orig_common = metareg._meta_grouped_mm_common
 
-    def _meta_grouped_mm_common(mat_a, mat_b, scale_a, scale_b, offs=None, bias=None, scale_result=None,
-                                out_dtype=None, use_fast_accum=False):
-        if (scale_a is None and scale_b is None and mat_a.dtype == mat_b.dtype
-                and mat_a.dtype in (torch.float32, torch.float16) and bias is None):
+    def _meta_grouped_mm_common(
+        mat_a, mat_b, scale_a, scale_b, offs=None, bias=None, scale_result=None, out_dtype=None, use_fast_accum=False
+    ):
+        if (
+            scale_a is None
+            and scale_b is None
+            and mat_a.dtype == mat_b.dtype
+            and mat_a.dtype in (torch.float32, torch.float16)
+            and bias is None
+        ):
             return metareg._create_grouped_mm_output_tensor(mat_a, mat_b, offs, out_dtype)
-        return orig_common(mat_a, mat_b, scale_a, scale_b, offs=offs, bias=bias, scale_result=scale_result,
-                           out_dtype=out_dtype, use_fast_accum=use_fast_accum)
+        return orig_common(
+            mat_a,
+            mat_b,
+            scale_a,
+            scale_b,
+            offs=offs,
+            bias=bias,
+            scale_result=scale_result,
+            out_dtype=out_dtype,
+            use_fast_accum=use_fast_accum,
+        )
 
     metareg._meta_grouped_mm_common = _meta_grouped_mm_common
 
@@ -160,7 +190,7 @@ def apply():
             E = self.num_experts
             n = (T * k + E - 1) // E
             with torch.no_grad():
-                expert_mask = torch.nn.functional.one_hot(top_k_index, num_classes=E + 1).permute(2, 1, 0)
+                _expert_mask = torch.nn.functional.one_hot(top_k_index, num_classes=E + 1).permute(2, 1, 0)
                 pass  # the real loop keeps expert_mask to the end; it is small (int64 (E+1)*k*T)
             for e in range(E):
                 token_idx = torch.randint(0, T, (n,), device=hidden_states.device)

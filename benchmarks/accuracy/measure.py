@@ -28,15 +28,14 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import fakepatches  # noqa: E402
 import torch  # noqa: E402
 from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
-
-import fakepatches  # noqa: E402
 from tracker import LiveBytesTracker  # noqa: E402
 
 GiB = 1024**3
-N_DECODE = 4          # decode steps after the prefill in generation cases
-TRAIN_ITERS = 2       # the second iteration is the steady state (optimizer state alive in fwd/bwd)
+N_DECODE = 4  # decode steps after the prefill in generation cases
+TRAIN_ITERS = 2  # the second iteration is the steady state (optimizer state alive in fwd/bwd)
 
 # ------------------------------------------------------------------------------------------------
 # Models: config objects with real architecture numbers
@@ -45,53 +44,189 @@ TRAIN_ITERS = 2       # the second iteration is the steady state (optimizer stat
 MODELS = {
     "gpt2-124m": ("gpt2", dict(n_layer=12, n_embd=768, n_head=12, vocab_size=50257, n_positions=1024)),
     "gpt2-1.5b": ("gpt2", dict(n_layer=48, n_embd=1600, n_head=25, vocab_size=50257, n_positions=1024)),
-    "bert-base": ("bert", dict(num_hidden_layers=12, hidden_size=768, num_attention_heads=12,
-                               intermediate_size=3072, vocab_size=30522, max_position_embeddings=512)),
-    "bert-large": ("bert", dict(num_hidden_layers=24, hidden_size=1024, num_attention_heads=16,
-                                intermediate_size=4096, vocab_size=30522, max_position_embeddings=512)),
-    "llama2-7b": ("llama", dict(num_hidden_layers=32, hidden_size=4096, num_attention_heads=32,
-                                num_key_value_heads=32, intermediate_size=11008, vocab_size=32000,
-                                max_position_embeddings=4096)),
-    "llama2-13b": ("llama", dict(num_hidden_layers=40, hidden_size=5120, num_attention_heads=40,
-                                 num_key_value_heads=40, intermediate_size=13824, vocab_size=32000,
-                                 max_position_embeddings=4096)),
-    "llama2-70b": ("llama", dict(num_hidden_layers=80, hidden_size=8192, num_attention_heads=64,
-                                 num_key_value_heads=8, intermediate_size=28672, vocab_size=32000,
-                                 max_position_embeddings=4096)),
-    "llama3-8b": ("llama", dict(num_hidden_layers=32, hidden_size=4096, num_attention_heads=32,
-                                num_key_value_heads=8, intermediate_size=14336, vocab_size=128256,
-                                max_position_embeddings=8192, rope_theta=500000.0)),
-    "mistral-7b": ("mistral", dict(num_hidden_layers=32, hidden_size=4096, num_attention_heads=32,
-                                   num_key_value_heads=8, intermediate_size=14336, vocab_size=32000,
-                                   max_position_embeddings=32768, sliding_window=4096)),
-    "mixtral-8x7b": ("mixtral", dict(num_hidden_layers=32, hidden_size=4096, num_attention_heads=32,
-                                     num_key_value_heads=8, intermediate_size=14336, vocab_size=32000,
-                                     max_position_embeddings=32768, num_local_experts=8,
-                                     num_experts_per_tok=2, sliding_window=None)),
+    "bert-base": (
+        "bert",
+        dict(
+            num_hidden_layers=12,
+            hidden_size=768,
+            num_attention_heads=12,
+            intermediate_size=3072,
+            vocab_size=30522,
+            max_position_embeddings=512,
+        ),
+    ),
+    "bert-large": (
+        "bert",
+        dict(
+            num_hidden_layers=24,
+            hidden_size=1024,
+            num_attention_heads=16,
+            intermediate_size=4096,
+            vocab_size=30522,
+            max_position_embeddings=512,
+        ),
+    ),
+    "llama2-7b": (
+        "llama",
+        dict(
+            num_hidden_layers=32,
+            hidden_size=4096,
+            num_attention_heads=32,
+            num_key_value_heads=32,
+            intermediate_size=11008,
+            vocab_size=32000,
+            max_position_embeddings=4096,
+        ),
+    ),
+    "llama2-13b": (
+        "llama",
+        dict(
+            num_hidden_layers=40,
+            hidden_size=5120,
+            num_attention_heads=40,
+            num_key_value_heads=40,
+            intermediate_size=13824,
+            vocab_size=32000,
+            max_position_embeddings=4096,
+        ),
+    ),
+    "llama2-70b": (
+        "llama",
+        dict(
+            num_hidden_layers=80,
+            hidden_size=8192,
+            num_attention_heads=64,
+            num_key_value_heads=8,
+            intermediate_size=28672,
+            vocab_size=32000,
+            max_position_embeddings=4096,
+        ),
+    ),
+    "llama3-8b": (
+        "llama",
+        dict(
+            num_hidden_layers=32,
+            hidden_size=4096,
+            num_attention_heads=32,
+            num_key_value_heads=8,
+            intermediate_size=14336,
+            vocab_size=128256,
+            max_position_embeddings=8192,
+            rope_theta=500000.0,
+        ),
+    ),
+    "mistral-7b": (
+        "mistral",
+        dict(
+            num_hidden_layers=32,
+            hidden_size=4096,
+            num_attention_heads=32,
+            num_key_value_heads=8,
+            intermediate_size=14336,
+            vocab_size=32000,
+            max_position_embeddings=32768,
+            sliding_window=4096,
+        ),
+    ),
+    "mixtral-8x7b": (
+        "mixtral",
+        dict(
+            num_hidden_layers=32,
+            hidden_size=4096,
+            num_attention_heads=32,
+            num_key_value_heads=8,
+            intermediate_size=14336,
+            vocab_size=32000,
+            max_position_embeddings=32768,
+            num_local_experts=8,
+            num_experts_per_tok=2,
+            sliding_window=None,
+        ),
+    ),
     # held out: no calibration run (calibrate.py) uses these shapes
-    "qwen2.5-7b": ("qwen2", dict(num_hidden_layers=28, hidden_size=3584, num_attention_heads=28,
-                                 num_key_value_heads=4, intermediate_size=18944, vocab_size=152064,
-                                 max_position_embeddings=32768, tie_word_embeddings=False)),
-    "llama3-70b": ("llama", dict(num_hidden_layers=80, hidden_size=8192, num_attention_heads=64,
-                                 num_key_value_heads=8, intermediate_size=28672, vocab_size=128256,
-                                 max_position_embeddings=8192, rope_theta=500000.0)),
+    "qwen2.5-7b": (
+        "qwen2",
+        dict(
+            num_hidden_layers=28,
+            hidden_size=3584,
+            num_attention_heads=28,
+            num_key_value_heads=4,
+            intermediate_size=18944,
+            vocab_size=152064,
+            max_position_embeddings=32768,
+            tie_word_embeddings=False,
+        ),
+    ),
+    "llama3-70b": (
+        "llama",
+        dict(
+            num_hidden_layers=80,
+            hidden_size=8192,
+            num_attention_heads=64,
+            num_key_value_heads=8,
+            intermediate_size=28672,
+            vocab_size=128256,
+            max_position_embeddings=8192,
+            rope_theta=500000.0,
+        ),
+    ),
     "gpt2-medium": ("gpt2", dict(n_layer=24, n_embd=1024, n_head=16, vocab_size=50257, n_positions=1024)),
     # eager (unfused) attention: the softmax of the score matrix is materialised and saved
-    "llama2-7b-eager": ("llama", dict(num_hidden_layers=32, hidden_size=4096, num_attention_heads=32,
-                                      num_key_value_heads=32, intermediate_size=11008, vocab_size=32000,
-                                      max_position_embeddings=4096, attn="eager")),
-    "gpt2-124m-eager": ("gpt2", dict(n_layer=12, n_embd=768, n_head=12, vocab_size=50257, n_positions=1024,
-                                     attn="eager")),
+    "llama2-7b-eager": (
+        "llama",
+        dict(
+            num_hidden_layers=32,
+            hidden_size=4096,
+            num_attention_heads=32,
+            num_key_value_heads=32,
+            intermediate_size=11008,
+            vocab_size=32000,
+            max_position_embeddings=4096,
+            attn="eager",
+        ),
+    ),
+    "gpt2-124m-eager": (
+        "gpt2",
+        dict(n_layer=12, n_embd=768, n_head=12, vocab_size=50257, n_positions=1024, attn="eager"),
+    ),
     # tiny configs for the tracker validation (real tensors)
-    "tiny-llama": ("llama", dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=4,
-                                 num_key_value_heads=2, intermediate_size=172, vocab_size=1000,
-                                 max_position_embeddings=512)),
+    "tiny-llama": (
+        "llama",
+        dict(
+            num_hidden_layers=2,
+            hidden_size=64,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            intermediate_size=172,
+            vocab_size=1000,
+            max_position_embeddings=512,
+        ),
+    ),
     "tiny-gpt2": ("gpt2", dict(n_layer=2, n_embd=64, n_head=4, vocab_size=1000, n_positions=512)),
-    "tiny-bert": ("bert", dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=4,
-                               intermediate_size=256, vocab_size=1000, max_position_embeddings=512)),
-    "tiny-mistral": ("mistral", dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=4,
-                                     num_key_value_heads=2, intermediate_size=172, vocab_size=1000,
-                                     max_position_embeddings=1024, sliding_window=64)),
+    "tiny-bert": (
+        "bert",
+        dict(
+            num_hidden_layers=2,
+            hidden_size=64,
+            num_attention_heads=4,
+            intermediate_size=256,
+            vocab_size=1000,
+            max_position_embeddings=512,
+        ),
+    ),
+    "tiny-mistral": (
+        "mistral",
+        dict(
+            num_hidden_layers=2,
+            hidden_size=64,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            intermediate_size=172,
+            vocab_size=1000,
+            max_position_embeddings=1024,
+            sliding_window=64,
+        ),
+    ),
 }
 
 
@@ -142,16 +277,20 @@ def model_class(family: str, task: str):
         return tf.AutoModelForCausalLM.from_config
     if family == "bert":
         return tf.BertForMaskedLM
-    return {"gpt2": tf.GPT2LMHeadModel, "llama": tf.LlamaForCausalLM,
-            "mistral": tf.MistralForCausalLM, "mixtral": tf.MixtralForCausalLM,
-            "qwen2": tf.Qwen2ForCausalLM}[family]
+    return {
+        "gpt2": tf.GPT2LMHeadModel,
+        "llama": tf.LlamaForCausalLM,
+        "mistral": tf.MistralForCausalLM,
+        "mixtral": tf.MixtralForCausalLM,
+        "qwen2": tf.Qwen2ForCausalLM,
+    }[family]
 
 
 def arch_numbers(model_name: str, cfg, model) -> dict:
     family, kw = MODELS[model_name]
     if kw.get("generic"):
         return generic_arch_numbers(family, cfg, model)
-    g = lambda *names: next(getattr(cfg, n) for n in names if getattr(cfg, n, None) is not None)  # noqa: E731
+    g = lambda *names: next(getattr(cfg, n) for n in names if getattr(cfg, n, None) is not None)
     layers = g("num_hidden_layers", "n_layer")
     hidden = g("hidden_size", "n_embd")
     heads = g("num_attention_heads", "n_head")
@@ -160,7 +299,10 @@ def arch_numbers(model_name: str, cfg, model) -> dict:
     d = dict(
         family=family,
         params=sum(p.numel() for p in model.parameters()),
-        layers=layers, hidden_size=hidden, attention_heads=heads, kv_heads=kv,
+        layers=layers,
+        hidden_size=hidden,
+        attention_heads=heads,
+        kv_heads=kv,
         intermediate_size=inter,
         mlp="swiglu" if family in ("llama", "mistral", "mixtral", "qwen2") else "gelu",
         vocab_size=cfg.vocab_size,
@@ -175,12 +317,37 @@ def arch_numbers(model_name: str, cfg, model) -> dict:
     return d
 
 
-_ARCH_KEYS = ("head_dim", "intermediate_size", "ffn_dim", "moe_intermediate_size", "shared_expert_intermediate_size",
-              "num_experts", "num_local_experts", "n_routed_experts", "n_shared_experts", "num_experts_per_tok",
-              "first_k_dense_replace", "decoder_sparse_step", "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim",
-              "qk_nope_head_dim", "v_head_dim", "sliding_window", "attn_logit_softcapping",
-              "final_logit_softcapping", "multi_query", "parallel_attn", "use_parallel_residual", "rotary_pct",
-              "hidden_act", "hidden_activation", "activation_function", "dropout", "word_embed_proj_dim")
+_ARCH_KEYS = (
+    "head_dim",
+    "intermediate_size",
+    "ffn_dim",
+    "moe_intermediate_size",
+    "shared_expert_intermediate_size",
+    "num_experts",
+    "num_local_experts",
+    "n_routed_experts",
+    "n_shared_experts",
+    "num_experts_per_tok",
+    "first_k_dense_replace",
+    "decoder_sparse_step",
+    "kv_lora_rank",
+    "q_lora_rank",
+    "qk_rope_head_dim",
+    "qk_nope_head_dim",
+    "v_head_dim",
+    "sliding_window",
+    "attn_logit_softcapping",
+    "final_logit_softcapping",
+    "multi_query",
+    "parallel_attn",
+    "use_parallel_residual",
+    "rotary_pct",
+    "hidden_act",
+    "hidden_activation",
+    "activation_function",
+    "dropout",
+    "word_embed_proj_dim",
+)
 
 
 def generic_arch_numbers(family, cfg, model) -> dict:
@@ -197,11 +364,18 @@ def generic_arch_numbers(family, cfg, model) -> dict:
         family=family,
         params=params,
         trainable_params=sum(p.numel() for p in model.parameters() if p.requires_grad),
-        layers=cfg.num_hidden_layers, hidden_size=cfg.hidden_size, attention_heads=heads, kv_heads=kv,
+        layers=cfg.num_hidden_layers,
+        hidden_size=cfg.hidden_size,
+        attention_heads=heads,
+        kv_heads=kv,
         head_dim=head_dim,
-        intermediate_size=(getattr(cfg, "intermediate_size", None) or getattr(cfg, "ffn_dim", None)
-                           or getattr(cfg, "ffn_hidden_size", None)),
-        vocab_size=cfg.vocab_size, kind="decoder",
+        intermediate_size=(
+            getattr(cfg, "intermediate_size", None)
+            or getattr(cfg, "ffn_dim", None)
+            or getattr(cfg, "ffn_hidden_size", None)
+        ),
+        vocab_size=cfg.vocab_size,
+        kind="decoder",
         tied_embeddings=bool(getattr(cfg, "tie_word_embeddings", False)),
         attn_implementation=cfg._attn_implementation,
         experts_implementation=getattr(cfg, "_experts_implementation", None),
@@ -216,8 +390,7 @@ def generic_arch_numbers(family, cfg, model) -> dict:
     d["embedding_params"] = emb.numel()
     head = model.get_output_embeddings()
     d["lm_head_params"] = 0 if head is None or head.weight is emb else head.weight.numel()
-    d["expert_params"] = sum(p.numel() for n, p in model.named_parameters()
-                             if p.dim() == 3 and ".experts." in n)
+    d["expert_params"] = sum(p.numel() for n, p in model.named_parameters() if p.dim() == 3 and ".experts." in n)
     d["trainable_dtype_bytes"] = sorted({p.element_size() for p in model.parameters() if p.requires_grad})
     lt = getattr(cfg, "layer_types", None)
     if lt:
@@ -229,18 +402,37 @@ def generic_arch_numbers(family, cfg, model) -> dict:
 # Cases
 # ------------------------------------------------------------------------------------------------
 
+
 def _attn(model):
     return MODELS[model][1].get("attn", "sdpa") if model in MODELS else "sdpa"
 
 
 def T(name, model, precision, batch, seq, ckpt=False):
-    return dict(name=name, model=model, task="training", precision=precision, batch=batch,
-                seq=seq, gradient_checkpointing=ckpt, attention=_attn(model), optimizer="adamw-foreach")
+    return dict(
+        name=name,
+        model=model,
+        task="training",
+        precision=precision,
+        batch=batch,
+        seq=seq,
+        gradient_checkpointing=ckpt,
+        attention=_attn(model),
+        optimizer="adamw-foreach",
+    )
 
 
 def I(name, model, precision, batch, seq, decode=N_DECODE):
-    return dict(name=name, model=model, task="inference", precision=precision, batch=batch,
-                seq=seq, decode_steps=decode, gradient_checkpointing=False, attention=_attn(model))
+    return dict(
+        name=name,
+        model=model,
+        task="inference",
+        precision=precision,
+        batch=batch,
+        seq=seq,
+        decode_steps=decode,
+        gradient_checkpointing=False,
+        attention=_attn(model),
+    )
 
 
 CASES = [
@@ -293,6 +485,7 @@ CASES = [
 # ------------------------------------------------------------------------------------------------
 # Running one case
 # ------------------------------------------------------------------------------------------------
+
 
 @contextlib.contextmanager
 def default_dtype(dt):
@@ -362,7 +555,7 @@ def _train(case, model, tr, amp, b, s, cfg, ext):
     if ext is not None:
         ext.track_external(model, opt)
     iters = []
-    with (ext if ext is not None else contextlib.nullcontext()), tr:
+    with ext if ext is not None else contextlib.nullcontext(), tr:
         input_ids = torch.randint(0, cfg.vocab_size, (b, s))
         labels = input_ids.clone()
         tr.relabel(input_ids, "activations")
@@ -388,17 +581,29 @@ def _train(case, model, tr, amp, b, s, cfg, ext):
                         tr.relabel(v, "optimizer_state")
             tr.set_phase("zero_grad")
             opt.zero_grad(set_to_none=True)
-            iters.append(dict(peak_bytes=tr.peak, peak_phase=tr.peak_phase,
-                              phase_peaks=dict(tr.phase_peaks), breakdown_at_peak=dict(tr.peak_breakdown),
-                              activation_peaks=dict(tr.activation_peaks), end_bytes=tr.total))
+            iters.append(
+                dict(
+                    peak_bytes=tr.peak,
+                    peak_phase=tr.peak_phase,
+                    phase_peaks=dict(tr.phase_peaks),
+                    breakdown_at_peak=dict(tr.peak_breakdown),
+                    activation_peaks=dict(tr.activation_peaks),
+                    end_bytes=tr.total,
+                )
+            )
             if it < TRAIN_ITERS - 1:
                 tr.reset_peak()
     steady = iters[-1]
-    out = dict(peak_bytes=max(i["peak_bytes"] for i in iters), peak_phase=steady["peak_phase"],
-               phase_peaks=steady["phase_peaks"], breakdown_at_peak=steady["breakdown_at_peak"],
-               activation_peaks=steady["activation_peaks"],
-               iteration_peaks=[dict(peak_bytes=i["peak_bytes"], peak_phase=i["peak_phase"],
-                                     phase_peaks=i["phase_peaks"]) for i in iters])
+    out = dict(
+        peak_bytes=max(i["peak_bytes"] for i in iters),
+        peak_phase=steady["peak_phase"],
+        phase_peaks=steady["phase_peaks"],
+        breakdown_at_peak=steady["breakdown_at_peak"],
+        activation_peaks=steady["activation_peaks"],
+        iteration_peaks=[
+            dict(peak_bytes=i["peak_bytes"], peak_phase=i["peak_phase"], phase_peaks=i["phase_peaks"]) for i in iters
+        ],
+    )
     if ext is not None:
         out["external_peak_bytes"] = ext_peak(ext)
     return out
@@ -425,7 +630,7 @@ def _generate(case, model, tr, amp, b, s, cfg, ext):
     if ext is not None:
         ext.track_external(model)
     try:
-        with (ext if ext is not None else contextlib.nullcontext()), tr, torch.inference_mode():
+        with ext if ext is not None else contextlib.nullcontext(), tr, torch.inference_mode():
             input_ids = torch.randint(0, cfg.vocab_size, (b, s))
             tr.reset_peak()
             cache = DynamicCache(config=cfg)
@@ -447,14 +652,18 @@ def _generate(case, model, tr, amp, b, s, cfg, ext):
                 del out
                 nxt = torch.argmax(logits, dim=-1, keepdim=True)
                 del logits
-            kv = sum(l.keys.untyped_storage().nbytes() + l.values.untyped_storage().nbytes()
-                     for l in cache.layers)
+            kv = sum(l.keys.untyped_storage().nbytes() + l.values.untyped_storage().nbytes() for l in cache.layers)
     finally:
         for cls, orig in patched:
             cls.update = orig
-    out = dict(peak_bytes=tr.peak, peak_phase=tr.peak_phase, phase_peaks=dict(tr.phase_peaks),
-               breakdown_at_peak=dict(tr.peak_breakdown), activation_peaks=dict(tr.activation_peaks),
-               kv_cache_bytes_end=kv)
+    out = dict(
+        peak_bytes=tr.peak,
+        peak_phase=tr.peak_phase,
+        phase_peaks=dict(tr.phase_peaks),
+        breakdown_at_peak=dict(tr.peak_breakdown),
+        activation_peaks=dict(tr.activation_peaks),
+        kv_cache_bytes_end=kv,
+    )
     if ext is not None:
         out["external_peak_bytes"] = ext_peak(ext)
     return out
@@ -469,6 +678,7 @@ def ext_peak(mt):
 # Validation on tiny real models
 # ------------------------------------------------------------------------------------------------
 
+
 def _real_with_allocator_counter(case):
     """Run a real case under the profiler and replay the CPU allocator's own alloc/free events.
 
@@ -478,8 +688,11 @@ def _real_with_allocator_counter(case):
 
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         res = run_case(case, fake=False)
-    evs = [e for e in prof.profiler.kineto_results.events()
-           if e.name() == "[memory]" and e.device_type() == torch._C._autograd.DeviceType.CPU]
+    evs = [
+        e
+        for e in prof.profiler.kineto_results.events()
+        if e.name() == "[memory]" and e.device_type() == torch._C._autograd.DeviceType.CPU
+    ]
     evs.sort(key=lambda e: e.start_ns())
     cur = peak = 0
     for e in evs:
@@ -508,37 +721,91 @@ def validate() -> list[dict]:
         real, alloc_peak = _real_with_allocator_counter(c)
         fake = run_case(c, fake=True)
         mt = run_case(c, fake=False, external_tracker=lambda m: MemTracker())
-        row = dict(name=c["name"], real_tracker=real["peak_bytes"], fake_tracker=fake["peak_bytes"],
-                   memtracker_real=mt["external_peak_bytes"], cpu_allocator_real=alloc_peak,
-                   real_phase=real["peak_phase"], fake_phase=fake["peak_phase"],
-                   real_phase_peaks=real["phase_peaks"], fake_phase_peaks=fake["phase_peaks"])
+        row = dict(
+            name=c["name"],
+            real_tracker=real["peak_bytes"],
+            fake_tracker=fake["peak_bytes"],
+            memtracker_real=mt["external_peak_bytes"],
+            cpu_allocator_real=alloc_peak,
+            real_phase=real["peak_phase"],
+            fake_phase=fake["peak_phase"],
+            real_phase_peaks=real["phase_peaks"],
+            fake_phase_peaks=fake["phase_peaks"],
+        )
         row["fake_vs_real_pct"] = 100.0 * (fake["peak_bytes"] - real["peak_bytes"]) / real["peak_bytes"]
         row["allocator_vs_real_pct"] = 100.0 * (alloc_peak - real["peak_bytes"]) / real["peak_bytes"]
         row["memtracker_vs_real_pct"] = 100.0 * (mt["external_peak_bytes"] - real["peak_bytes"]) / real["peak_bytes"]
         rows.append(row)
-        print(f"  {c['name']:28s} real {real['peak_bytes']:>10d}  fake {fake['peak_bytes']:>10d}  "
-              f"MemTracker {mt['external_peak_bytes']:>10d}  CPU allocator {alloc_peak:>10d}  phase {real['peak_phase']}/{fake['peak_phase']}",
-              flush=True)
+        print(
+            f"  {c['name']:28s} real {real['peak_bytes']:>10d}  fake {fake['peak_bytes']:>10d}  "
+            f"MemTracker {mt['external_peak_bytes']:>10d}  CPU allocator {alloc_peak:>10d}  "
+            f"phase {real['peak_phase']}/{fake['peak_phase']}",
+            flush=True,
+        )
     return rows
 
 
 # tiny configs of the families whose code paths are new here (grouped_mm experts, eager soft-capping,
 # attention sinks, peft LoRA), run with real tensors and under FakeTensorMode (validate_families)
 FAMILY_TINY = {
-    "tiny-qwen3moe": ("qwen3_moe", dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=4,
-                                        num_key_value_heads=2, head_dim=32, intermediate_size=128,
-                                        moe_intermediate_size=48, num_experts=8, num_experts_per_tok=2,
-                                        vocab_size=1000, max_position_embeddings=512)),
-    "tiny-gemma2": ("gemma2", dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=4,
-                                   num_key_value_heads=2, head_dim=32, intermediate_size=128, vocab_size=1000,
-                                   max_position_embeddings=512, sliding_window=64)),
-    "tiny-gptoss": ("gpt_oss", dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=4,
-                                    num_key_value_heads=2, head_dim=16, intermediate_size=64,
-                                    num_local_experts=4, num_experts_per_tok=2, vocab_size=1000,
-                                    max_position_embeddings=512, sliding_window=16)),
-    "tiny-llama-lora": ("llama", dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=4,
-                                      num_key_value_heads=2, intermediate_size=172, vocab_size=1000,
-                                      max_position_embeddings=512)),
+    "tiny-qwen3moe": (
+        "qwen3_moe",
+        dict(
+            num_hidden_layers=2,
+            hidden_size=64,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            head_dim=32,
+            intermediate_size=128,
+            moe_intermediate_size=48,
+            num_experts=8,
+            num_experts_per_tok=2,
+            vocab_size=1000,
+            max_position_embeddings=512,
+        ),
+    ),
+    "tiny-gemma2": (
+        "gemma2",
+        dict(
+            num_hidden_layers=2,
+            hidden_size=64,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            head_dim=32,
+            intermediate_size=128,
+            vocab_size=1000,
+            max_position_embeddings=512,
+            sliding_window=64,
+        ),
+    ),
+    "tiny-gptoss": (
+        "gpt_oss",
+        dict(
+            num_hidden_layers=2,
+            hidden_size=64,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            head_dim=16,
+            intermediate_size=64,
+            num_local_experts=4,
+            num_experts_per_tok=2,
+            vocab_size=1000,
+            max_position_embeddings=512,
+            sliding_window=16,
+        ),
+    ),
+    "tiny-llama-lora": (
+        "llama",
+        dict(
+            num_hidden_layers=2,
+            hidden_size=64,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            intermediate_size=172,
+            vocab_size=1000,
+            max_position_embeddings=512,
+        ),
+    ),
 }
 
 
@@ -570,19 +837,28 @@ def validate_families() -> list[dict]:
             mtp = run_case(c, fake=False, external_tracker=lambda m: MemTracker())["external_peak_bytes"]
         except RuntimeError:
             mtp = None
-        row = dict(name=c["name"], real_tracker=real["peak_bytes"], fake_tracker=fake["peak_bytes"],
-                   memtracker_real=mtp, real_phase=real["peak_phase"], fake_phase=fake["peak_phase"])
+        row = dict(
+            name=c["name"],
+            real_tracker=real["peak_bytes"],
+            fake_tracker=fake["peak_bytes"],
+            memtracker_real=mtp,
+            real_phase=real["peak_phase"],
+            fake_phase=fake["peak_phase"],
+        )
         row["fake_vs_real_pct"] = 100.0 * (fake["peak_bytes"] - real["peak_bytes"]) / real["peak_bytes"]
         rows.append(row)
-        print(f"  {c['name']:34s} real {real['peak_bytes']:>10d}  fake {fake['peak_bytes']:>10d}  "
-              f"MemTracker {mtp if mtp is not None else 'n/a':>10}  phase {real['peak_phase']}/{fake['peak_phase']}",
-              flush=True)
+        print(
+            f"  {c['name']:34s} real {real['peak_bytes']:>10d}  fake {fake['peak_bytes']:>10d}  "
+            f"MemTracker {mtp if mtp is not None else 'n/a':>10}  phase {real['peak_phase']}/{fake['peak_phase']}",
+            flush=True,
+        )
     return rows
 
 
 # ------------------------------------------------------------------------------------------------
 # Main
 # ------------------------------------------------------------------------------------------------
+
 
 def _worker(case):
     torch.set_num_threads(1)
@@ -598,9 +874,11 @@ def gb(x):
 
 def table(results) -> str:
     lines = []
-    hdr = (f"{'case':42s} {'params':>7s} {'peak GiB':>9s} {'phase':>9s} | {'fwd/pre':>8s} {'bwd/dec':>8s} "
-           f"{'opt':>8s} | {'weights':>8s} {'grads':>8s} {'optst':>8s} {'opttmp':>7s} {'casts':>7s} "
-           f"{'kv':>7s} {'act':>8s} {'sec':>5s}")
+    hdr = (
+        f"{'case':42s} {'params':>7s} {'peak GiB':>9s} {'phase':>9s} | {'fwd/pre':>8s} {'bwd/dec':>8s} "
+        f"{'opt':>8s} | {'weights':>8s} {'grads':>8s} {'optst':>8s} {'opttmp':>7s} {'casts':>7s} "
+        f"{'kv':>7s} {'act':>8s} {'sec':>5s}"
+    )
     lines.append(hdr)
     lines.append("-" * len(hdr))
     for r in results:
@@ -618,11 +896,14 @@ def table(results) -> str:
             f"{gb(a):8.2f} {gb(b_):8.2f} {gb(o):8.2f} | {gb(bd.get('parameters', 0)):8.2f} "
             f"{gb(bd.get('gradients', 0)):8.2f} {gb(bd.get('optimizer_state', 0)):8.2f} "
             f"{gb(bd.get('optimizer_temp', 0)):7.2f} {gb(bd.get('weight_casts', 0)):7.2f} "
-            f"{gb(bd.get('kv_cache', 0)):7.2f} {gb(bd.get('activations', 0)):8.2f} {r['seconds']:5.1f}")
+            f"{gb(bd.get('kv_cache', 0)):7.2f} {gb(bd.get('activations', 0)):8.2f} {r['seconds']:5.1f}"
+        )
     lines.append("")
-    lines.append("GiB = 2^30 bytes. phase = phase of the peak (training: steady-state iteration 2). "
-                 "fwd/pre, bwd/dec, opt = each phase's own peak of live bytes. "
-                 "weights..act = breakdown of live bytes at the peak.")
+    lines.append(
+        "GiB = 2^30 bytes. phase = phase of the peak (training: steady-state iteration 2). "
+        "fwd/pre, bwd/dec, opt = each phase's own peak of live bytes. "
+        "weights..act = breakdown of live bytes at the peak."
+    )
     return "\n".join(lines)
 
 
@@ -635,13 +916,20 @@ def summarize(r: dict) -> dict:
         parameters=bd.get("parameters", 0),
         gradients=bd.get("gradients", 0),
         optimizer_state=bd.get("optimizer_state", 0),
-        activations_other=sum(v for k, v in bd.items()
-                              if k not in ("parameters", "gradients", "optimizer_state")),
+        activations_other=sum(v for k, v in bd.items() if k not in ("parameters", "gradients", "optimizer_state")),
     )
-    out = dict(name=r["case"]["name"], inputs=r["case"], model=r["arch"],
-               peak_bytes=r["peak_bytes"], peak_gib=round(gb(r["peak_bytes"]), 3),
-               peak_phase=r["peak_phase"], phase_peaks=r["phase_peaks"],
-               breakdown_at_peak=four, breakdown_at_peak_detail=bd, seconds=r["seconds"])
+    out = dict(
+        name=r["case"]["name"],
+        inputs=r["case"],
+        model=r["arch"],
+        peak_bytes=r["peak_bytes"],
+        peak_gib=round(gb(r["peak_bytes"]), 3),
+        peak_phase=r["peak_phase"],
+        phase_peaks=r["phase_peaks"],
+        breakdown_at_peak=four,
+        breakdown_at_peak_detail=bd,
+        seconds=r["seconds"],
+    )
     for k in ("iteration_peaks", "kv_cache_bytes_end", "activation_peaks"):
         if k in r:
             out[k] = r[k]
@@ -652,19 +940,31 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--validate", action="store_true", help="only run the tracker validation")
     ap.add_argument("--skip-validate", action="store_true")
-    ap.add_argument("--validate-families", action="store_true",
-                    help="tiny real-vs-fake runs of the new families' code paths, into results-families.json")
+    ap.add_argument(
+        "--validate-families",
+        action="store_true",
+        help="tiny real-vs-fake runs of the new families' code paths, into results-families.json",
+    )
     ap.add_argument("--only", default=None, help="run cases whose name contains this")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", default=HERE)
-    ap.add_argument("--llm-analysis-python", default=None,
-                    help="the Python of llm-analysis's own environment; with it, a full run also asks "
-                         "llm-analysis (and always accelerate) for the same cases, into peers.json")
-    ap.add_argument("--vramcalc-python", default=None,
-                    help="the Python of vramcalc's own environment (a third peer, for --families)")
-    ap.add_argument("--families", action="store_true",
-                    help="run families.py's cases instead (validation skipped); a full run writes "
-                         "results-families.json and measured-families.txt, and asks the peers for them")
+    ap.add_argument(
+        "--llm-analysis-python",
+        default=None,
+        help="the Python of llm-analysis's own environment; with it, a full run also asks "
+        "llm-analysis (and always accelerate) for the same cases, into peers.json",
+    )
+    ap.add_argument(
+        "--vramcalc-python",
+        default=None,
+        help="the Python of vramcalc's own environment (a third peer, for --families)",
+    )
+    ap.add_argument(
+        "--families",
+        action="store_true",
+        help="run families.py's cases instead (validation skipped); a full run writes "
+        "results-families.json and measured-families.txt, and asks the peers for them",
+    )
     args = ap.parse_args()
     if args.families:
         args.skip_validate = True
@@ -673,6 +973,7 @@ def main():
     t_start = time.time()
     doc = dict(torch=torch.__version__, python=platform.python_version())
     import transformers
+
     doc["transformers"] = transformers.__version__
 
     if args.validate_families:
@@ -708,11 +1009,13 @@ def main():
     print()
     print(txt)
     doc["run_seconds"] = round(time.time() - t_start, 1)
-    doc["method"] = ("FakeTensorMode, full depth (no layer extrapolation); peak of live tensor bytes "
-                     "(each storage counted once, freed via weakref.finalize); training = 2 iterations "
-                     "of forward/backward/AdamW(foreach) step/zero_grad, reported peak = steady state "
-                     "(iteration 2); generation = prefill (logits_to_keep=1) + decode steps with a "
-                     "DynamicCache, no attention_mask (unpadded), greedy. Bytes, GiB = 2^30.")
+    doc["method"] = (
+        "FakeTensorMode, full depth (no layer extrapolation); peak of live tensor bytes "
+        "(each storage counted once, freed via weakref.finalize); training = 2 iterations "
+        "of forward/backward/AdamW(foreach) step/zero_grad, reported peak = steady state "
+        "(iteration 2); generation = prefill (logits_to_keep=1) + decode steps with a "
+        "DynamicCache, no attention_mask (unpadded), greedy. Bytes, GiB = 2^30."
+    )
     doc["cases"] = [summarize(r) for r in ordered]
     if args.families:
         doc["sources"] = {c["model"]: families.MODELS[c["model"]][2] for c in cases}
@@ -720,15 +1023,20 @@ def main():
         with open(os.path.join(args.out, f"results{stem}.json"), "w") as f:
             json.dump(doc, f, indent=1)
         with open(os.path.join(args.out, f"measured{stem}.txt"), "w") as f:
-            f.write(txt + f"\n\nrun time {doc['run_seconds']} s (torch {doc['torch']}, "
-                    f"transformers {doc['transformers']}, {os.cpu_count()} CPUs)\n")
+            f.write(
+                txt + f"\n\nrun time {doc['run_seconds']} s (torch {doc['torch']}, "
+                f"transformers {doc['transformers']}, {os.cpu_count()} CPUs)\n"
+            )
     print(f"\nrun time {doc['run_seconds']} s")
     if args.only is None and args.out == HERE:
         # the peers, in the same run: accelerate here, llm-analysis in its own environment
         import subprocess
 
-        for python, peer in ((sys.executable, "accelerate"), (args.llm_analysis_python, "llm-analysis"),
-                             (args.vramcalc_python, "vramcalc")):
+        for python, peer in (
+            (sys.executable, "accelerate"),
+            (args.llm_analysis_python, "llm-analysis"),
+            (args.vramcalc_python, "vramcalc"),
+        ):
             if python is None:
                 print(f"{peer}: skipped (give --{peer}-python to include it)")
                 continue

@@ -53,11 +53,17 @@ def _cases():
 def _hf_config(c) -> dict:
     """The case's architecture as a config.json dict (what a config-reading estimator is given)."""
     m = c["model"]
-    d = dict(model_type=m["family"], hidden_size=m["hidden_size"], num_hidden_layers=m["layers"],
-             num_attention_heads=m["attention_heads"], num_key_value_heads=m["kv_heads"],
-             head_dim=m.get("head_dim") or m["hidden_size"] // m["attention_heads"],
-             intermediate_size=m["intermediate_size"], vocab_size=m["vocab_size"],
-             tie_word_embeddings=m["tied_embeddings"])
+    d = dict(
+        model_type=m["family"],
+        hidden_size=m["hidden_size"],
+        num_hidden_layers=m["layers"],
+        num_attention_heads=m["attention_heads"],
+        num_key_value_heads=m["kv_heads"],
+        head_dim=m.get("head_dim") or m["hidden_size"] // m["attention_heads"],
+        intermediate_size=m["intermediate_size"],
+        vocab_size=m["vocab_size"],
+        tie_word_embeddings=m["tied_embeddings"],
+    )
     return d
 
 
@@ -71,14 +77,22 @@ def vramcalc_figures() -> dict:
         inp, m = c["inputs"], c["model"]
         if m["family"] not in ("llama", "mistral", "qwen2", "gemma", "gemma2"):
             continue
-        kw = dict(mode="train" if inp["task"] == "training" else "inference",
-                  dtype="fp32" if inp["precision"] == "fp32" or (inp["precision"] == "mixed" and inp["task"] == "inference") else "bf16",
-                  batch=inp["batch"], seq_len=inp["seq"] + inp.get("decode_steps", 0), overhead_gb=0.0,
-                  attn_impl="eager" if m.get("attn_implementation", inp.get("attention")) == "eager" else "sdpa")
+        kw = dict(
+            mode="train" if inp["task"] == "training" else "inference",
+            dtype="fp32"
+            if inp["precision"] == "fp32" or (inp["precision"] == "mixed" and inp["task"] == "inference")
+            else "bf16",
+            batch=inp["batch"],
+            seq_len=inp["seq"] + inp.get("decode_steps", 0),
+            overhead_gb=0.0,
+            attn_impl="eager" if m.get("attn_implementation", inp.get("attention")) == "eager" else "sdpa",
+        )
         if inp["task"] == "training":
-            kw.update(grad_checkpoint=bool(inp["gradient_checkpointing"]),
-                      precision="amp" if inp["precision"] == "mixed" else "pure",
-                      lora_rank=(inp.get("lora") or {}).get("r"))
+            kw.update(
+                grad_checkpoint=bool(inp["gradient_checkpointing"]),
+                precision="amp" if inp["precision"] == "mixed" else "pure",
+                lora_rank=(inp.get("lora") or {}).get("r"),
+            )
             if inp["precision"] == "mixed":
                 kw["dtype"] = "bf16"
         try:
@@ -93,11 +107,10 @@ def vramcalc_figures() -> dict:
 def accelerate_figures() -> dict:
     sys.path.insert(0, HERE)
     import accelerate
+    import measure
     from accelerate import init_empty_weights
     from accelerate.commands.estimate import estimate_training_usage
     from accelerate.utils import calculate_maximum_sizes
-
-    import measure
 
     out = {}
     for c in _cases():
@@ -126,8 +139,13 @@ def llm_analysis_figures() -> dict:
     from llm_analysis import analysis, config
 
     config.gpu_configs["huge"] = config.GPUConfig(
-        name="huge", mem_per_GPU_in_GB=1e6, hbm_bandwidth_in_GB_per_sec=3350,
-        intra_node_bandwidth_in_GB_per_sec=450, intra_node_min_message_latency=8e-6, peak_fp16_TFLOPS=989)
+        name="huge",
+        mem_per_GPU_in_GB=1e6,
+        hbm_bandwidth_in_GB_per_sec=3350,
+        intra_node_bandwidth_in_GB_per_sec=450,
+        intra_node_min_message_latency=8e-6,
+        peak_fp16_TFLOPS=989,
+    )
     out = {}
     for c in _cases():
         inp, m = c["inputs"], c["model"]
@@ -136,33 +154,64 @@ def llm_analysis_figures() -> dict:
         if inp.get("lora"):
             continue  # no LoRA in llm-analysis's training model
         name = f"case-{c['name']}"
-        experts = (m.get("experts") or m.get("num_experts") or m.get("num_local_experts")
-                   or m.get("n_routed_experts") or 1)
+        experts = (
+            m.get("experts") or m.get("num_experts") or m.get("num_local_experts") or m.get("n_routed_experts") or 1
+        )
         top_k = m.get("experts_per_token") or (m.get("num_experts_per_tok") if experts > 1 else 1) or 1
-        ffn = m.get("moe_intermediate_size") if experts > 1 and m.get("moe_intermediate_size") else m["intermediate_size"]
+        ffn = (
+            m.get("moe_intermediate_size") if experts > 1 and m.get("moe_intermediate_size") else m["intermediate_size"]
+        )
         config.model_configs[name] = config.ModelConfig(
-            name=name, num_layers=m["layers"], n_head=m["attention_heads"], hidden_dim=m["hidden_size"],
-            vocab_size=m["vocab_size"], max_seq_len=max(inp["seq"] + inp.get("decode_steps", 0), 1),
-            num_key_value_heads=m["kv_heads"], ffn_embed_dim=ffn,
-            expansion_ratio=ffn / m["hidden_size"], model_type=m["family"],
-            moe_num_experts=experts, moe_top_k=top_k)
+            name=name,
+            num_layers=m["layers"],
+            n_head=m["attention_heads"],
+            hidden_dim=m["hidden_size"],
+            vocab_size=m["vocab_size"],
+            max_seq_len=max(inp["seq"] + inp.get("decode_steps", 0), 1),
+            num_key_value_heads=m["kv_heads"],
+            ffn_embed_dim=ffn,
+            expansion_ratio=ffn / m["hidden_size"],
+            model_type=m["family"],
+            moe_num_experts=experts,
+            moe_top_k=top_k,
+        )
         dtype = "w16a16e16"
-        gated = m.get("mlp", "swiglu" if m["family"] not in ("gpt2", "bert", "opt", "falcon", "gpt_neox") else "gelu") == "swiglu"
+        gated = (
+            m.get("mlp", "swiglu" if m["family"] not in ("gpt2", "bert", "opt", "falcon", "gpt_neox") else "gelu")
+            == "swiglu"
+        )
         if inp["task"] == "training":
             kw = {}
             if inp["precision"] == "bf16":
                 kw["other_op_bytes"] = 4
-            s = analysis.train(model_name=name, gpu_name="huge", dtype_name=dtype, log_level="ERROR",
-                               batch_size_per_gpu=inp["batch"], gradient_accumulation_steps=1,
-                               global_batch_size=inp["batch"], seq_len=inp["seq"], total_num_gpus=1, dp_size=1,
-                               activation_recomputation=2 if inp["gradient_checkpointing"] else 0,
-                               flash_attn=m.get("attn_implementation", inp.get("attention")) != "eager",
-                               mlp_gated_linear_units=gated, **kw)
+            s = analysis.train(
+                model_name=name,
+                gpu_name="huge",
+                dtype_name=dtype,
+                log_level="ERROR",
+                batch_size_per_gpu=inp["batch"],
+                gradient_accumulation_steps=1,
+                global_batch_size=inp["batch"],
+                seq_len=inp["seq"],
+                total_num_gpus=1,
+                dp_size=1,
+                activation_recomputation=2 if inp["gradient_checkpointing"] else 0,
+                flash_attn=m.get("attn_implementation", inp.get("attention")) != "eager",
+                mlp_gated_linear_units=gated,
+                **kw,
+            )
             value = s["(weight+op_state+grad+act)_memory_per_gpu"]
         else:
-            s = analysis.infer(model_name=name, gpu_name="huge", dtype_name=dtype, log_level="ERROR",
-                               batch_size_per_gpu=inp["batch"], seq_len=inp["seq"],
-                               num_tokens_to_generate=inp.get("decode_steps", 0), use_kv_cache=True)
+            s = analysis.infer(
+                model_name=name,
+                gpu_name="huge",
+                dtype_name=dtype,
+                log_level="ERROR",
+                batch_size_per_gpu=inp["batch"],
+                seq_len=inp["seq"],
+                num_tokens_to_generate=inp.get("decode_steps", 0),
+                use_kv_cache=True,
+            )
             value = s["weight_memory_per_gpu"] + s["kv_cache_memory_per_gpu"] + s["prefill_activation_memory_per_gpu"]
         out[c["name"]] = int(value)
     return {"version": version("llm-analysis"), "figures": out}
@@ -170,11 +219,14 @@ def llm_analysis_figures() -> dict:
 
 def main():
     peer = sys.argv[1] if len(sys.argv) > 1 else ""
-    fn = {"accelerate": accelerate_figures, "llm-analysis": llm_analysis_figures,
-          "vramcalc": vramcalc_figures}.get(peer)
+    fn = {"accelerate": accelerate_figures, "llm-analysis": llm_analysis_figures, "vramcalc": vramcalc_figures}.get(
+        peer
+    )
     if fn is None:
-        raise SystemExit("usage: peers.py accelerate | llm-analysis | vramcalc [--families] "
-                         "(each in its own environment, see the docstring)")
+        raise SystemExit(
+            "usage: peers.py accelerate | llm-analysis | vramcalc [--families] "
+            "(each in its own environment, see the docstring)"
+        )
     figures = fn()
     doc = json.load(open(OUT)) if os.path.exists(OUT) else {}
     doc[peer] = figures

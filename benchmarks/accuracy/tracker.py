@@ -22,13 +22,13 @@ from torch.utils._pytree import tree_flatten
 aten = torch.ops.aten
 
 CATEGORIES = (
-    "parameters",      # model weights (and the model's buffers: rotary inv_freq, position ids)
-    "weight_casts",    # autocast's bf16 copies of fp32 weights, alive through forward+backward
-    "gradients",       # .grad of the parameters
-    "optimizer_state", # AdamW exp_avg, exp_avg_sq, step
+    "parameters",  # model weights (and the model's buffers: rotary inv_freq, position ids)
+    "weight_casts",  # autocast's bf16 copies of fp32 weights, alive through forward+backward
+    "gradients",  # .grad of the parameters
+    "optimizer_state",  # AdamW exp_avg, exp_avg_sq, step
     "optimizer_temp",  # temporaries made inside optimizer.step() (foreach sqrt, ...)
-    "kv_cache",        # generation key/value cache
-    "activations",     # everything else: saved activations, temporaries, logits, inputs
+    "kv_cache",  # generation key/value cache
+    "activations",  # everything else: saved activations, temporaries, logits, inputs
 )
 
 
@@ -45,7 +45,7 @@ class LiveBytesTracker(TorchDispatchMode):
     def __init__(self, decompose_in_inference_mode: bool = True):
         super().__init__()
         self.decompose_in_inference_mode = decompose_in_inference_mode
-        self.live: dict[int, list] = {}           # key -> [nbytes, category]
+        self.live: dict[int, list] = {}  # key -> [nbytes, category]
         self._fin: dict[int, weakref.finalize] = {}
         self.cat_bytes: dict[str, int] = defaultdict(int)
         self.total = 0
@@ -137,8 +137,7 @@ class LiveBytesTracker(TorchDispatchMode):
         # Under inference_mode a CompositeImplicitAutograd op (SDPA above all) reaches the modes
         # whole; the FakeTensorMode below would decompose it out of our sight. Decompose it here,
         # with this mode re-entered, so its internal temporaries are counted as on a real run.
-        if (self.decompose_in_inference_mode and torch.is_inference_mode_enabled()
-                and func.namespace == "aten"):
+        if self.decompose_in_inference_mode and torch.is_inference_mode_enabled() and func.namespace == "aten":
             if torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), "CompositeImplicitAutograd"):
                 with self:
                     r = func.decompose(*args, **kwargs)

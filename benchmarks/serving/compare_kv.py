@@ -28,8 +28,7 @@ HERE = Path(__file__).resolve().parent
 
 # Bytes per KV element. vLLM: STR_DTYPE_TO_TORCH_DTYPE maps "fp8" to uint8 (1 byte);
 # "auto" follows the model dtype.
-DTYPE_BYTES = {"auto": None, "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1,
-               "bfloat16": 2, "float16": 2, "float32": 4}
+DTYPE_BYTES = {"auto": None, "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "bfloat16": 2, "float16": 2, "float32": 4}
 
 # Activation peak of vLLM V1's profiling run (ENGINES.md, "Activation peak").
 # The dummy forward pass runs max_num_batched_tokens tokens split over
@@ -92,8 +91,12 @@ def budget_available_gib(p: dict) -> float | None:
     weights = log.get("model_weights_gib")
     if weights is None and p["architecture"].get("params"):
         # No load line: parameters x weight bytes / TP (what vLLM loads for a dense bf16 model).
-        weights = p["architecture"]["params"] * DTYPE_BYTES[p.get("dtype", "bfloat16")] / p.get(
-            "tensor_parallel_size", 1) / GIB
+        weights = (
+            p["architecture"]["params"]
+            * DTYPE_BYTES[p.get("dtype", "bfloat16")]
+            / p.get("tensor_parallel_size", 1)
+            / GIB
+        )
     if total is None or weights is None or p.get("gpu_memory_utilization") is None:
         return None
     requested = math.ceil(total * p["gpu_memory_utilization"] * GIB) / GIB
@@ -118,14 +121,23 @@ def rows(points: list[dict]) -> list[dict]:
         bud = budget_available_gib(p)
         budget = tokens_from_available(p, bud * GIB) if bud is not None else None
         act_real = log.get("torch_peak_increase_gib")
-        out.append({
-            "id": p["id"], "gpu": p.get("gpu"), "tp": p.get("tensor_parallel_size"),
-            "kv": p.get("kv_cache_dtype"), "real": real,
-            "layout": layout, "layout_err": err(layout, real),
-            "budget": budget, "budget_err": err(budget, real),
-            "avail_real": avail, "avail_pred": bud,
-            "act_real": act_real, "act_pred": activation_peak_gib(p),
-        })
+        out.append(
+            {
+                "id": p["id"],
+                "gpu": p.get("gpu"),
+                "tp": p.get("tensor_parallel_size"),
+                "kv": p.get("kv_cache_dtype"),
+                "real": real,
+                "layout": layout,
+                "layout_err": err(layout, real),
+                "budget": budget,
+                "budget_err": err(budget, real),
+                "avail_real": avail,
+                "avail_pred": bud,
+                "act_real": act_real,
+                "act_pred": activation_peak_gib(p),
+            }
+        )
     return out
 
 
@@ -143,8 +155,10 @@ def fit(points: list[dict]) -> None:
         elif "intermediate" in a and mnbt >= 8192:
             fwd.append(peak * GIB * p.get("tensor_parallel_size", 1) / (mnbt * a["intermediate"]))
     if smp:
-        print(f"K_SMP over {len(smp)} V1 points: median {statistics.median(smp):.2f}, "
-              f"min {min(smp):.2f}, max {max(smp):.2f}")
+        print(
+            f"K_SMP over {len(smp)} V1 points: median {statistics.median(smp):.2f}, "
+            f"min {min(smp):.2f}, max {max(smp):.2f}"
+        )
     if fwd:
         print(f"K_FWD over {len(fwd)} V0 points: {', '.join(f'{x:.2f}' for x in fwd)}")
 
@@ -160,20 +174,26 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     rs = rows(points)
     fmt = lambda v, spec: "-" if v is None else format(v, spec)
-    print("| point | TP | kv | logged tokens | layout tokens | err % | budget tokens | err % "
-          "| avail logged GiB | avail budget GiB | act logged | act model |")
+    print(
+        "| point | TP | kv | logged tokens | layout tokens | err % | budget tokens | err % "
+        "| avail logged GiB | avail budget GiB | act logged | act model |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rs:
-        print(f"| {r['id']} | {r['tp']} | {r['kv']} | {fmt(r['real'], ',')} | {fmt(r['layout'], ',')} "
-              f"| {fmt(r['layout_err'], '+.1f')} | {fmt(r['budget'], ',')} | {fmt(r['budget_err'], '+.1f')} "
-              f"| {fmt(r['avail_real'], '.2f')} | {fmt(r['avail_pred'], '.2f')} "
-              f"| {fmt(r['act_real'], '.2f')} | {fmt(r['act_pred'], '.2f')} |")
+        print(
+            f"| {r['id']} | {r['tp']} | {r['kv']} | {fmt(r['real'], ',')} | {fmt(r['layout'], ',')} "
+            f"| {fmt(r['layout_err'], '+.1f')} | {fmt(r['budget'], ',')} | {fmt(r['budget_err'], '+.1f')} "
+            f"| {fmt(r['avail_real'], '.2f')} | {fmt(r['avail_pred'], '.2f')} "
+            f"| {fmt(r['act_real'], '.2f')} | {fmt(r['act_pred'], '.2f')} |"
+        )
     for key in ("layout_err", "budget_err"):
         es = [abs(r[key]) for r in rs if r[key] is not None]
         if es:
             within = sum(e <= 10 for e in es)
-            print(f"\n{key}: {len(es)} points, median |err| {statistics.median(es):.2f} %, "
-                  f"max {max(es):.1f} %, within 10 %: {within}/{len(es)}")
+            print(
+                f"\n{key}: {len(es)} points, median |err| {statistics.median(es):.2f} %, "
+                f"max {max(es):.1f} %, within 10 %: {within}/{len(es)}"
+            )
     return 0
 
 
