@@ -8,7 +8,6 @@ orders them.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -16,15 +15,14 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import InputError, Problems, hint
-from . import cache
 from .attributes import ATTRIBUTES_FILE, load_attributes
 from .ir import Attribute, Catalog, InputValue, Rule
 from .knowledge import kind_of, load_catalog, load_constants
 from .resources import data_dir
 from .rules import BASE_SUFFIX, Base, load_base, load_rule
 from .schema import check, engine_schema
-from .workload import InputSchema
-from .yamlsrc import Doc, decode, parse, read_bytes
+from .workload import InputSchema, check_schema
+from .yamlsrc import Doc, decode, parse, parse_json, read_bytes
 
 OVERLAY_FILE = "_overlay.yaml"
 GUIDANCE_FILE = "_guidance.yaml"
@@ -116,13 +114,11 @@ def load_rulebase_files(
             reader.take(path, root)
             fingerprint.update(f"{reader.key(path, root)}\0".encode())
             fingerprint.update(reader.raw.get(reader.key(path, root), b""))
-    cache_key = cache.key(fingerprint.hexdigest())
-    trusted = cache.known(cache_key) and not reader.errors
 
     attributes: dict[str, Attribute] = {}
     constants: dict[str, InputValue] = {}
     overlays: list[Mapping[str, Any]] = []
-    catalogs = _knowledge(reader, kdirs, attributes, constants, overlays, trusted)
+    catalogs = _knowledge(reader, kdirs, attributes, constants, overlays)
     inputs = _workload_schema(reader, kdirs)
     for a in inputs.attributes():
         attributes.setdefault(a.name, a)
@@ -131,15 +127,13 @@ def load_rulebase_files(
         if path.is_file():
             doc = reader.doc(path, root)
             if doc is not None:
-                load_attributes(doc, attributes, reader.errors, trusted)
+                load_attributes(doc, attributes, reader.errors)
     if reader.errors:
         raise Problems(reader.errors)
-    bases = _bases(reader, rdirs, trusted)
-    rules = _rules(reader, rdirs, attributes, bases, overlays, trusted)
+    bases = _bases(reader, rdirs)
+    rules = _rules(reader, rdirs, attributes, bases, overlays)
     if reader.errors:
         raise Problems(reader.errors)
-    if not trusted:
-        cache.remember(cache_key)
     digest = hashlib.sha256()
     for name in sorted(reader.hashes):
         digest.update(f"{name}\0{reader.hashes[name]}\n".encode())
@@ -163,7 +157,6 @@ def _knowledge(
     attributes: dict[str, Attribute],
     constants: dict[str, InputValue],
     overlays: list[Mapping[str, Any]],
-    trusted: bool,
 ) -> dict[str, Catalog]:
     catalogs: dict[str, Catalog] = {}
     home: dict[str, Path] = {}
@@ -176,7 +169,7 @@ def _knowledge(
                 continue
             kind = kind_of(doc)
             if kind == "constants":
-                load_constants(doc, reader.errors, attributes, constants, trusted)
+                load_constants(doc, reader.errors, attributes, constants)
                 continue
             if kind is None:
                 reader.errors.append(
@@ -201,7 +194,7 @@ def _knowledge(
                     )
                 )
                 continue
-            cat = load_catalog(doc, reader.errors, earlier, trusted)
+            cat = load_catalog(doc, reader.errors, earlier)
             if cat is None:
                 continue
             if earlier is not None:
@@ -234,31 +227,20 @@ def _workload_schema(reader: _Reader, kdirs: tuple[Path, ...]) -> InputSchema:
     if raw is None:
         raise Problems(reader.errors)
     reader.hashes[k] = hashlib.sha256(raw).hexdigest()
-    try:
-        schema = json.loads(decode(raw, shown))
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"invalid JSON: {exc.msg}", file=shown, line=exc.lineno, col=exc.colno, help="fix the JSON syntax"
-        ) from None
-    if not isinstance(schema, dict) or schema.get("type") != "object":
-        raise InputError(
-            "the workload schema must be a JSON Schema object with type: object",
-            file=shown,
-            line=1,
-            col=1,
-            help="start from the shipped knowledge/workload.schema.json",
-        )
+    text = decode(raw, shown)
+    schema = parse_json(text, shown, "rules")
+    check_schema(schema, shown, text)
     return InputSchema(schema, shown)
 
 
-def _bases(reader: _Reader, rdirs: tuple[Path, ...], trusted: bool) -> dict[str, Base]:
+def _bases(reader: _Reader, rdirs: tuple[Path, ...]) -> dict[str, Base]:
     bases: dict[str, Base] = {}
     for root in rdirs:
         for path in _files(root):
             if path.name.endswith(BASE_SUFFIX):
                 doc = reader.doc(path, root)
                 if doc is not None:
-                    base = load_base(doc, path.name[: -len(BASE_SUFFIX)], reader.errors, trusted)
+                    base = load_base(doc, path.name[: -len(BASE_SUFFIX)], reader.errors)
                     if base is not None:
                         bases[base.name] = base
     return bases
@@ -280,7 +262,6 @@ def _rules(
     attributes: Mapping[str, Attribute],
     bases: Mapping[str, Base],
     overlays: list[Mapping[str, Any]],
-    trusted: bool,
 ) -> dict[str, Rule]:
     """Rules by id; a later directory adds rules, replaces one by id, or disables some (_overlay.yaml)."""
     rules: dict[str, Rule] = {}
@@ -308,7 +289,6 @@ def _rules(
                 reader.errors,
                 overlay=root.name if n > 0 else None,
                 test_file=str(test) if test.is_file() else None,
-                trusted=trusted,
             )
             _tag(reader.errors, mark, path.stem)
             if rule is None:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, closest
+from .fastcheck import Check, Compiler, Unsupported
 from .yamlsrc import Doc
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
@@ -199,8 +201,48 @@ def _translate(doc: Doc, error: Any, what: str, root: dict[str, Any] | None = No
     )
 
 
+_FAST: dict[int, tuple[Check | None, dict[str, Any]]] = {}  # id -> (fast check or None, the schema, kept alive)
+
+
+@cache
+def _compiler() -> Compiler:
+    schemas = {}
+    for path in sorted(SCHEMA_DIR.glob("*.schema.json")):
+        contents = json.loads(path.read_text(encoding="utf-8"))
+        schemas[contents["$id"]] = contents
+    return Compiler(schemas)
+
+
+def fast_check(schema: dict[str, Any]) -> Check | None:
+    """The compiled yes/no check for a schema, or None when it uses what ``fastcheck`` does not know."""
+    entry = _FAST.get(id(schema))
+    if entry is None:
+        compiler = _compiler()
+        try:
+            if "$id" in schema:
+                compiler.schemas.setdefault(schema["$id"], schema)
+            found: Check | None = compiler.compile(schema, schema.get("$id", ""))
+        except (Unsupported, re.error):
+            found = None
+        entry = _FAST[id(schema)] = (found, schema)
+    return entry[0]
+
+
+def valid(data: Any, schema: dict[str, Any]) -> bool:
+    """Whether ``data`` satisfies ``schema`` (fast when it can be)."""
+    fast = fast_check(schema)
+    if fast is not None:
+        try:
+            return fast(data)
+        except Exception:  # pragma: no cover - any doubt goes to jsonschema
+            pass
+    return not any(True for _ in validator_for(schema).iter_errors(data))
+
+
 def check(doc: Doc, schema: dict[str, Any], what: str, limit: int = 10) -> list[InputError]:
     """All schema violations of ``doc``, in file order."""
+    if valid(doc.data, schema):
+        return []
     errors = list(validator_for(schema).iter_errors(doc.data))
     # a misspelt key also makes the real one "missing": report only the misspelling
     typos = set()
