@@ -697,7 +697,13 @@ class DurableCompiled:
         return time.perf_counter() - start, fired[0]
 
     def close(self) -> None:
-        self.shards = []
+        """Free the rulesets' memory in durable-rules' C engine (dropping the Host does not)."""
+        with self.lock:
+            engine = _durable.durable_rules_engine
+            for shard in self.shards:
+                ruleset = self.host.get_ruleset(shard.name)
+                engine.delete_ruleset(ruleset._handle)
+            self.shards = []
 
 
 class DurableSession:

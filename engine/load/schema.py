@@ -65,16 +65,21 @@ def _validator(schema: dict[str, Any]) -> Any:
     return cls(schema, registry=registry)
 
 
-_VALIDATORS: dict[int, tuple[Any, dict[str, Any]]] = {}  # id -> (validator, the schema it is for, kept alive)
+_VALIDATORS: dict[str, Any] = {}  # the schema's content -> its validator
+
+
+def _content_key(schema: dict[str, Any]) -> str:
+    """A schema's identity by content: a rulebase loaded again reuses what was made for the last one."""
+    return json.dumps(schema, sort_keys=True)
 
 
 def validator_for(schema: dict[str, Any]) -> Any:
     """A validator for one of the schemas, made once."""
-    key = id(schema)
+    key = _content_key(schema)
     v = _VALIDATORS.get(key)
     if v is None:
-        v = _VALIDATORS[key] = (_validator(schema), schema)
-    return v[0]
+        v = _VALIDATORS[key] = _validator(schema)
+    return v
 
 
 def _path_text(path: Any) -> str:
@@ -201,31 +206,29 @@ def _translate(doc: Doc, error: Any, what: str, root: dict[str, Any] | None = No
     )
 
 
-_FAST: dict[int, tuple[Check | None, dict[str, Any]]] = {}  # id -> (fast check or None, the schema, kept alive)
+_FAST: dict[str, Check | None] = {}  # the schema's content -> its fast check (None: jsonschema only)
 
 
 @cache
-def _compiler() -> Compiler:
+def _engine_schemas() -> dict[str, dict[str, Any]]:
     schemas = {}
     for path in sorted(SCHEMA_DIR.glob("*.schema.json")):
         contents = json.loads(path.read_text(encoding="utf-8"))
         schemas[contents["$id"]] = contents
-    return Compiler(schemas)
+    return schemas
 
 
 def fast_check(schema: dict[str, Any]) -> Check | None:
     """The compiled yes/no check for a schema, or None when it uses what ``fastcheck`` does not know."""
-    entry = _FAST.get(id(schema))
-    if entry is None:
-        compiler = _compiler()
+    key = _content_key(schema)
+    if key not in _FAST:
+        compiler = Compiler({**_engine_schemas(), **({schema["$id"]: schema} if "$id" in schema else {})})
         try:
-            if "$id" in schema:
-                compiler.schemas.setdefault(schema["$id"], schema)
             found: Check | None = compiler.compile(schema, schema.get("$id", ""))
         except (Unsupported, re.error):
             found = None
-        entry = _FAST[id(schema)] = (found, schema)
-    return entry[0]
+        _FAST[key] = found
+    return _FAST[key]
 
 
 def valid(data: Any, schema: dict[str, Any]) -> bool:
