@@ -92,9 +92,8 @@ def safe(value: Any) -> Any:
     if isinstance(value, float):
         if not math.isfinite(value):
             raise ValueError(f"durable-rules cannot hold the number {value!r}")
-        text = repr(value)
-        if "e" in text and "." not in text:
-            return math.nextafter(value, math.inf)
+        while "e" in repr(value) and "." not in repr(value):  # 1e-05, 5e-324: two steps at most
+            value = math.nextafter(value, math.inf)
         return value
     if isinstance(value, int) and abs(value) >= _SAFE_INT:
         return safe(float(value))
@@ -512,6 +511,20 @@ class _Shard:
         self.fields |= _fields_read(rule.plan)
 
 
+# durable-rules' reduceExpressionSequence (events.c) skips to the end of an '$and' after a test
+# that fails by stepping forward *before* it looks: when the failing test is the last reference
+# test of a pattern, it steps over the sequence's end marker and reads on through memory until it
+# happens upon another, which crashes the process now and then (AddressSanitizer shows the read).
+# A last test that always holds (the fact is not the step marker, whose t is "s") means a failing
+# test is never the last one.
+_ALWAYS = {"$neq": {"t": {"s0": "t"}}}
+
+
+def _closing_test(pattern: _Pattern, aliases: set[str]) -> list[dict[str, Any]]:
+    """The always-true reference test that closes a pattern with reference tests (see _ALWAYS)."""
+    return [_ALWAYS] if any(k in aliases for t in pattern.tests for k in _keys(t)) else []
+
+
 def _fields_read(plan: _Plan) -> set[str]:
     """The catalog field properties a variant's patterns test or refer to (item facts carry only these)."""
     out = set()
@@ -635,7 +648,11 @@ class DurableCompiled:
     def _definition(self, rule: _Rule) -> dict[str, Any]:
         assert rule.plan is not None
         marker = {"s0": {"$and": [{"t": "s"}, {"k": rule.step}]}}
-        patterns = [{f"{p.alias}$not" if p.negated else p.alias: {"$and": safe(p.tests)}} for p in rule.plan.patterns]
+        names = {"s0"} | {p.alias for p in rule.plan.patterns}
+        patterns = [
+            {f"{p.alias}$not" if p.negated else p.alias: {"$and": [*safe(p.tests), *_closing_test(p, names)]}}
+            for p in rule.plan.patterns
+        ]
         aliases = dict(rule.plan.item_aliases)
         collect = self.collect
 
