@@ -76,9 +76,24 @@ def recommender(args: argparse.Namespace) -> Any:
 def write_output(text: str, path: str | os.PathLike[str] | None) -> None:
     """Write to ``path`` (atomically: a temporary file, then a rename) or to standard output."""
     if path is None:
-        sys.stdout.write(text)
+        try:
+            sys.stdout.write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise _stdout_error(exc) from None
         return
     write_atomic(Path(path), text)
+
+
+def _stdout_error(exc: OSError) -> OutputError:
+    """Standard output failed (a full disk, a closed pipe): exit 73; what is left is dropped."""
+    _silence_stdout()
+    return OutputError(
+        f"cannot write to standard output: {exc.strerror or exc}",
+        file="<stdout>",
+        help="the output was lost; check where standard output goes (a full disk, a closed terminal)",
+    )
 
 
 def _why(exc: OSError, path: Path) -> str:
@@ -182,7 +197,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         module = importlib.import_module(f"{__name__}.{COMMANDS[args.command]}")
         code = int(module.run(args))
-        sys.stdout.flush()
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise _stdout_error(exc) from None
         return code
     except GpusizerError as exc:
         print(exc.render(), file=sys.stderr)
@@ -192,16 +212,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # 'gpusizer ... | head': the reader has what it wanted
         _silence_stdout()
         return ExitCode.OK
-    except OSError as exc:
-        if not _stdout_failed():
-            return _internal(exc)
-        _silence_stdout()
-        print(
-            f"<stdout>: error: cannot write to standard output: {exc.strerror or exc}\n"
-            "help: the output was lost; check where standard output goes (a full disk, a closed pipe)",
-            file=sys.stderr,
-        )
-        return ExitCode.OUTPUT
     except Exception as exc:
         return _internal(exc)
 
@@ -220,15 +230,6 @@ def internal_error(exc: BaseException, what: str = "") -> str:
 def _internal(exc: BaseException) -> int:
     print(internal_error(exc), file=sys.stderr)
     return ExitCode.INTERNAL
-
-
-def _stdout_failed() -> bool:
-    """Writing to standard output failed (its buffer still holds what could not be written)."""
-    try:
-        sys.stdout.flush()
-    except OSError:
-        return True
-    return False
 
 
 def _silence_stdout() -> None:

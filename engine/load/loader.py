@@ -18,6 +18,7 @@ from ..errors import InputError, Problems, hint
 from .attributes import ATTRIBUTES_FILE, load_attributes
 from .ir import Attribute, Catalog, InputValue, Rule
 from .knowledge import kind_of, load_catalog, load_constants
+from .limits import limits
 from .resources import data_dir
 from .rules import BASE_SUFFIX, Base, load_base, load_rule
 from .schema import check, engine_schema
@@ -107,6 +108,7 @@ def load_rulebase_files(
             raise InputError(
                 "directory not found", file=str(d), help="give an existing directory with --rules / --knowledge"
             )
+    limits()  # a bad GPUSIZER_MAX_* variable is one error, not one per file
     reader = _Reader({str(r): i for i, r in enumerate(rdirs + kdirs)})
     fingerprint = hashlib.sha256()
     for root in rdirs + kdirs:

@@ -478,7 +478,7 @@ class _Builder:
                 float(value)
             except OverflowError:
                 raise _Fail(
-                    f"the number {text[:40]}... is beyond the range gpusizer computes with (about 1.8e308)",
+                    f"a whole number of {len(text):,} digits is beyond the numbers gpusizer computes with (1.8e308)",
                     e.start_mark,
                     "give a smaller number",
                 ) from None
@@ -573,7 +573,9 @@ def _int(text: str) -> int:
         value = int(text)
         float(value)
     except (ValueError, OverflowError):
-        raise _JsonFail(f"the number {text[:40]} is beyond the range gpusizer computes with", text[:40]) from None
+        raise _JsonFail(
+            f"a number of {len(text):,} digits is beyond the range gpusizer computes with", text[:40]
+        ) from None
     return value
 
 
