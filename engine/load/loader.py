@@ -55,13 +55,24 @@ class _Reader:
     errors: list[InputError] = field(default_factory=list)
     raw: dict[str, bytes] = field(default_factory=dict)
     hashes: dict[str, str] = field(default_factory=dict)
+    listed: dict[Path, list[Path]] = field(default_factory=dict)  # root -> its files, listed once
+    names: dict[tuple[Path, Path], str] = field(default_factory=dict)  # (file, root) -> shown name
+
+    def files(self, root: Path) -> list[Path]:
+        """The YAML and JSON files under a root, sorted; the tree is walked once per load."""
+        found = self.listed.get(root)
+        if found is None:
+            found = self.listed[root] = _files(root)
+        return found
 
     def key(self, path: Path, root: Path) -> str:
         return f"{self.roots[str(root)]}:{self.shown(path, root)}"
 
-    @staticmethod
-    def shown(path: Path, root: Path) -> str:
-        return f"{root.name}/{path.relative_to(root).as_posix()}"
+    def shown(self, path: Path, root: Path) -> str:
+        name = self.names.get((path, root))
+        if name is None:
+            name = self.names[(path, root)] = f"{root.name}/{path.relative_to(root).as_posix()}"
+        return name
 
     def take(self, path: Path, root: Path) -> None:
         """Read the bytes now, so that the fingerprint and the parse see the same file."""
@@ -112,7 +123,7 @@ def load_rulebase_files(
     reader = _Reader({str(r): i for i, r in enumerate(rdirs + kdirs)})
     fingerprint = hashlib.sha256()
     for root in rdirs + kdirs:
-        for path in _files(root):
+        for path in reader.files(root):
             reader.take(path, root)
             fingerprint.update(f"{reader.key(path, root)}\0".encode())
             fingerprint.update(reader.raw.get(reader.key(path, root), b""))
@@ -163,7 +174,7 @@ def _knowledge(
     catalogs: dict[str, Catalog] = {}
     home: dict[str, Path] = {}
     for root in kdirs:
-        for path in _files(root):
+        for path in reader.files(root):
             if path.suffix != ".yaml":
                 continue
             doc = reader.doc(path, root)
@@ -238,7 +249,7 @@ def _workload_schema(reader: _Reader, kdirs: tuple[Path, ...]) -> InputSchema:
 def _bases(reader: _Reader, rdirs: tuple[Path, ...]) -> dict[str, Base]:
     bases: dict[str, Base] = {}
     for root in rdirs:
-        for path in _files(root):
+        for path in reader.files(root):
             if path.name.endswith(BASE_SUFFIX):
                 doc = reader.doc(path, root)
                 if doc is not None:
@@ -270,7 +281,7 @@ def _rules(
     for n, root in enumerate(rdirs):
         here: set[str] = set()
         note: dict[str, Any] = {"name": root.name, "kind": "rules", "added": [], "replaced": [], "disabled": []}
-        for path in _files(root):
+        for path in reader.files(root):
             if not _is_rule_file(path):
                 continue
             mark = len(reader.errors)
@@ -280,7 +291,8 @@ def _rules(
                 continue
             rel = path.relative_to(root)
             test = path.with_name(path.stem + TEST_SUFFIX)
-            if test.is_file():
+            has_test = test.is_file()
+            if has_test:
                 reader.hash_only(test, root)  # its cases are part of the rulebase; they are read by 'test'
             rule = load_rule(
                 doc,
@@ -290,7 +302,7 @@ def _rules(
                 bases,
                 reader.errors,
                 overlay=root.name if n > 0 else None,
-                test_file=str(test) if test.is_file() else None,
+                test_file=str(test) if has_test else None,
             )
             _tag(reader.errors, mark, path.stem)
             if rule is None:
