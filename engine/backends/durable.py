@@ -733,9 +733,13 @@ class DurableSession:
         compiled.collect[self.sid] = []
 
     def _assert(self, shard: _Shard, facts: list[dict[str, Any]]) -> None:
+        """Assert facts into one ruleset, then look for an action that failed there (rules fire
+        only on an assert, so a ruleset that was given nothing has nothing new to report).
+        """
         if facts:
             self.c.host.assert_facts(shard.name, [dict(f, sid=self.sid) for f in facts])
             self.touched.add(shard.name)
+            self._check(shard)
 
     def assert_values(self, values: Mapping[str, Any]) -> None:
         for name, value in values.items():
@@ -743,13 +747,19 @@ class DurableSession:
                 self.values.pop(name, None)
             else:
                 self.values[name] = value
+        names = sorted(values)
+        made: dict[str, list[dict[str, Any]]] = {}  # each value's facts, made once for every ruleset
         with self.c.lock:
             for shard in self.c.shards:
-                facts = [f for name in sorted(values) if name in shard.names for f in _facts(name, values[name])]
+                facts = [
+                    f
+                    for name in names
+                    if name in shard.names
+                    for f in (made[name] if name in made else made.setdefault(name, _facts(name, values[name])))
+                ]
                 if not self.started:
                     facts = self.c.catalog_facts[shard.name] + facts
                 self._assert(shard, facts)
-                self._check(shard)
             self.started = True
 
     def match(self, step: int) -> list[Match]:
