@@ -4,6 +4,7 @@ import json
 import shutil
 
 import pytest
+
 from corpus import ROOT, WHY_NOT, run_cli
 
 

@@ -4,6 +4,7 @@ import json
 import shutil
 
 import pytest
+
 from corpus import ROOT, lint_cases, run_cli
 
 LINT = list(lint_cases())

@@ -6,8 +6,8 @@ import subprocess
 import sys
 
 import pytest
-from corpus import ROOT
 
+from corpus import ROOT
 from engine import InputError, Recommender, RuleError, recommend
 from engine.load import expr as X
 from engine.plan.rulebase import load_rulebase
