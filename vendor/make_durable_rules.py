@@ -25,6 +25,9 @@ EDITS = {
     # PyEval_CallObject was removed from the C API in Python 3.13 (deprecated since 3.9).
     # PyObject_CallObject has the same arguments and meaning and exists in every Python 3.
     "src/rulespy/rules.c": [("PyEval_CallObject(", "PyObject_CallObject(", 5)],
+    # utcfromtimestamp() is deprecated since 3.12 and warns on every call (tens of thousands of
+    # warnings in gpusizer's suite). Its value here is the naive 1970-01-01 00:00, written out.
+    "libpy/durable/engine.py": [("datetime.datetime.utcfromtimestamp(0)", "datetime.datetime(1970, 1, 1)", 1)],
     "setup.py": [("version = '2.0.28',", f"version = '{VERSION}',", 1)],
     "PKG-INFO": [("\nVersion: 2.0.28\n", f"\nVersion: {VERSION}\n", 1)],
     "libpy/durable_rules.egg-info/PKG-INFO": [("\nVersion: 2.0.28\n", f"\nVersion: {VERSION}\n", 1)],
