@@ -46,12 +46,13 @@ import ast
 import hashlib
 import itertools
 import math
+import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import GpusizerError, RuleError
+from ..errors import EngineUnavailable, RuleError
 from ..load.ir import ORDERING, AttrCond, Attribute, FieldCond, ItemCond, Not, Ref, Simple, Test
 from ..plan import semantics as S
 from ..plan.resolve import PlannedRule, Variant
@@ -737,20 +738,32 @@ def _facts(name: str, value: Any) -> list[dict[str, Any]]:
     return [safe(f) for f in out]
 
 
-def _import_problem() -> GpusizerError:
-    reason = unavailable() or ""
-    if "PyEval_CallObject" in reason:
-        fix = (
-            "durable-rules 2.0.28 was built without the Python 3.13 define; reinstall gpusizer with "
-            "'pip install --force-reinstall .' from its repository (which builds it with the define), "
-            "or run with GPUSIZER_BACKEND=python"
+_VENDORED = "vendor/durable_rules-2.0.28+gpusizer.1.tar.gz"
+
+
+def _import_problem() -> EngineUnavailable:
+    """Why durable-rules cannot be used here, and the fix (exit code 69)."""
+    exc = _IMPORT_ERROR
+    python = ".".join(map(str, sys.version_info[:3]))
+    if isinstance(exc, ModuleNotFoundError) and exc.name in ("durable", "durable_rules_engine"):
+        return EngineUnavailable(
+            f"durable-rules, the rule engine, is not installed for this Python ({python}, {sys.executable})",
+            help="install gpusizer with pip from its source tree (pip install .), which installs durable-rules; "
+            "it compiles a C extension, so a C compiler is needed (or run with GPUSIZER_BACKEND=python)",
         )
-    else:
-        fix = (
-            "install durable-rules (pip install durable-rules==2.0.28, which needs a C compiler), "
-            "or run with GPUSIZER_BACKEND=python"
+    if "PyEval_CallObject" in str(exc):
+        return EngineUnavailable(
+            f"durable-rules' C extension does not load on Python {python}: {exc}",
+            help="durable-rules 2.0.28 as published on PyPI does not work on Python 3.13 or later; reinstall "
+            f"gpusizer with pip from its source tree (pip install .), which builds the fixed copy in {_VENDORED}, "
+            f"or replace only durable-rules: pip install --force-reinstall --no-deps <checkout>/{_VENDORED}",
         )
-    return GpusizerError(f"the rule engine durable-rules cannot be imported ({reason})", help=fix)
+    return EngineUnavailable(
+        f"durable-rules' C extension does not load on Python {python}: {exc}",
+        help="reinstall it for this Python: pip install --force-reinstall --no-cache-dir --no-deps "
+        f"durable-rules==2.0.28 (on Python 3.13 or later, the copy in {_VENDORED}); a C compiler is needed; "
+        "or run with GPUSIZER_BACKEND=python",
+    )
 
 
 class DurableBackend:
