@@ -266,7 +266,12 @@ def old_profile(fid, mode):
 
 
 FIELDS = {
-    "family": ("string", None, "The architecture family the profile sizes (knowledge/architectures.yaml's profile)."),
+    "family": (
+        "string",
+        None,
+        "The architecture family the profile sizes (knowledge/architectures.yaml's profile);"
+        " absent on the per-MLP-type items.",
+    ),
     "mode": ("string", None, "Compute mode: fp32, half (pure bf16/fp16) or mixed (fp32 weights under autocast)."),
     "layer_per_h": (
         "number",
@@ -392,6 +397,35 @@ FIELDS = {
     "prefill_moe_per_expert": ("number", "bytes", "Inference, the MoE moment per expert (router logits)."),
 }
 
+# The per-MLP-type profiles of the first calibration (calibrate.py), kept as they were for the rules
+# that still look a profile up by model.mlp: rules/serving's transformers prefill
+# (serving-activations-transformers, serving-plan-transformers). Those rules belong to the serving
+# area; once they read memory.profile (the family) like rules/memory, these items can go.
+BY_MLP_FIELDS = {
+    "mlp": ("string", None, "Per-MLP-type profiles only: the MLP type (model.mlp) they size, family-blind."),
+    "eager_prefill_per_head_token": (
+        "number",
+        "bytes",
+        "Per-MLP-type profiles only, eager attention at inference: the extra transient of one layer, per"
+        " token, head and token of context.",
+    ),
+}
+# (mlp, mode): (prefill_per_i, prefill_per_h, eager_prefill_per_head_token), calibration.json
+BY_MLP = {
+    ("swiglu", "fp32"): (12, 8, 6.1),
+    ("swiglu", "half"): (6, 4, 9.05),
+    ("swiglu", "mixed"): (12, 8, 6.1),
+    ("gelu-tanh", "fp32"): (16, 20, 4.4),
+    ("gelu-tanh", "half"): (8, 10, 2.2),
+    ("gelu-tanh", "mixed"): (16, 20, 4.4),
+    ("gelu", "fp32"): (8, 8, 4),
+    ("gelu", "half"): (4, 4, 2),
+    ("gelu", "mixed"): (8, 8, 4),
+    ("relu", "fp32"): (8, 8, 4),
+    ("relu", "half"): (4, 4, 2),
+    ("relu", "mixed"): (8, 8, 4),
+}
+
 HEADER = """\
 # Activation memory per architecture family and compute mode: bytes per token (batch x sequence).
 #
@@ -402,7 +436,9 @@ HEADER = """\
 # FAMILIES.md explains every term with the transformers source line it comes from). GPT-2 and BERT
 # come from the first calibration (calibrate.py, calibration.json). Written by
 # benchmarks/accuracy/make_profiles.py, which says how each coefficient is taken; rules/memory/
-# activations-*.yaml use them.
+# activations-*.yaml use them. The last twelve items, per MLP type and family-blind, are the first
+# calibration's prefill figures, kept for rules/serving's transformers prefill, which looks them up by
+# model.mlp.
 #
 # Modes: fp32; half = pure bf16/fp16 (weights, activations, gradients, optimizer state); mixed =
 # fp32 weights under autocast (bf16 matmuls, fp32 residual stream and norms; grouped_mm experts run in
@@ -418,14 +454,13 @@ def yaml_items(items, lo):
     )
     lines.append("  once in an inference forward pass, per architecture family and compute mode.")
     lines.append("fields:")
-    for name, (t, unit, desc) in FIELDS.items():
+    for name, (t, unit, desc) in {**FIELDS, **BY_MLP_FIELDS}.items():
         lines.append(f"  {name}:")
         lines.append(f"    type: {t}")
         if unit:
             lines.append(f"    unit: {unit}")
         if name == "mode":
             lines.append("    enum: [fp32, half, mixed]")
-        if name in ("family", "mode"):
             lines.append("    required: true")
         lines.append(f"    description: {json.dumps(desc)}")
     lines.append("items:")
@@ -452,6 +487,19 @@ def yaml_items(items, lo):
         else:
             lines.append(f"    doc: benchmarks/accuracy/calibration-families.json (profiles), {mode}")
             lines.append(f"    note: {json.dumps('measured on ' + NOTES[fid] + '; FAMILIES.md')}")
+    for (mlp, mode), (per_i, per_h, eager) in BY_MLP.items():
+        lines.append(f"- id: {mlp}-{mode}")
+        lines.append(f"  name: {mlp} MLP, {mode} (per MLP type, for rules/serving)")
+        lines.append(f"  mlp: {mlp}")
+        lines.append(f"  mode: {mode}")
+        lines.append(f"  prefill_per_i: {per_i}")
+        lines.append(f"  prefill_per_h: {per_h}")
+        lines.append(f"  eager_prefill_per_head_token: {eager}")
+        lines.append("  source:")
+        lines.append(f"    doc: benchmarks/accuracy/calibration.json ({mlp} rows), {mode}")
+        lines.append(
+            "    note: the first calibration's per-MLP-type prefill, family-blind; rules/memory sizes by family"
+        )
     return "\n".join(lines) + "\n"
 
 
