@@ -441,9 +441,9 @@ def test_a_catalog_value_that_breaks_the_schema_is_reported_at_the_catalog(tmp_p
 
 
 def test_inspect_model_of_a_config(capsys):
-    from engine.cli.inspect_model import main
+    from engine.cli import main
 
-    assert main([str(HF / "deepseek-ai--DeepSeek-R1.json")]) == 0
+    assert main(["inspect-model", str(HF / "deepseek-ai--DeepSeek-R1.json")]) == 0
     out = capsys.readouterr().out
     assert "Read from the document" in out and "family                             deepseek-v3" in out
     assert "params                             671,026,404,352 parameters" in out
@@ -452,14 +452,14 @@ def test_inspect_model_of_a_config(capsys):
 
 
 def test_inspect_model_of_a_workload_shows_inferences(tmp_path, capsys):
-    from engine.cli.inspect_model import main
+    from engine.cli import main
 
     wl = tmp_path / "w.yaml"
     wl.write_text(
         "name: w\ntask: inference\nmodel: {layers: 32, hidden_size: 4096, attention_heads: 32,\n"
         "  intermediate_size: 11008, mlp: swiglu, vocab_size: 32000}\n"
     )
-    assert main([str(wl), "--format", "json"]) == 0
+    assert main(["inspect-model", str(wl), "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["inputs"]["model.params"]["origin"] == "inferred"
     assert doc["inputs"]["model.params"]["value"] == 6738415616
@@ -467,7 +467,7 @@ def test_inspect_model_of_a_workload_shows_inferences(tmp_path, capsys):
 
 
 def test_inspect_model_reports_bad_input(tmp_path, capsys):
-    from engine.cli.inspect_model import main
+    from engine.cli import main
 
-    assert main([str(write(tmp_path, "x", {"model_type": "rwkv"}))]) == ExitCode.INVALID
+    assert main(["inspect-model", str(write(tmp_path, "x", {"model_type": "rwkv"}))]) == ExitCode.INVALID
     assert "is not supported" in capsys.readouterr().err

@@ -113,24 +113,3 @@ def run(args: argparse.Namespace) -> int:
         doc = report(result, obj, args.file)
     write_output(dump_json(doc) if args.format == "json" else text(doc), None)
     return ExitCode.OK
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run the command on its own: ``python -m engine.cli.inspect_model FILE``."""
-    import sys
-
-    from ..errors import GpusizerError
-
-    parser = argparse.ArgumentParser(prog="gpusizer inspect-model", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    add_parser(sub, "inspect-model")
-    args = parser.parse_args(["inspect-model", *(sys.argv[1:] if argv is None else argv)])
-    try:
-        return run(args)
-    except GpusizerError as exc:
-        print(exc.render(), file=sys.stderr)
-        return int(exc.exit_code)
-
-
-if __name__ == "__main__":  # pragma: no cover - the command line entry point
-    raise SystemExit(main())

@@ -570,7 +570,8 @@ def locate(spec: Locate, name: str, environ: Mapping[str, str] | None = None) ->
             break
     if root is None:  # pragma: no cover - {home} alone always fills
         raise ImportFailure(f"no cache folder: none of {', '.join(tried)} is set", spec.help or "")
-    chosen = f"{root} (the first of {', '.join(spec.roots)} that is set)"
+    shown_roots = ", ".join(re.sub(r"\{env\.(\w+)\}", r"$\1", r).replace("{home}", "~") for r in spec.roots)
+    chosen = f"{root} (the first of {shown_roots} that is set)"
     revision = None
     if spec.revision:
         ref_path = _fill(spec.revision, values)
@@ -593,7 +594,9 @@ def locate(spec: Locate, name: str, environ: Mapping[str, str] | None = None) ->
     rel = _fill(spec.file, values)
     path = root / rel if rel else None
     if path is None or not path.is_file():
-        where = str(path) if path else str(root / spec.file)
+        # a revision not found is shown as a wildcard, so the path reads as where to put the file
+        shown = _fill(spec.file, {"revision": "*", **values})
+        where = str(root / shown) if shown else str(root / spec.file)
         raise ImportFailure(
             f"'{name}' is not in the local cache: looked for {where} in the cache folder {chosen}; "
             "nothing is downloaded",
