@@ -6,6 +6,7 @@ import re
 
 import pytest
 from attacks import CASES, EXAMPLE, EXPECTED, Case, expectation, readonly_dir, rules, run
+
 from corpus import ROOT
 
 

@@ -6,8 +6,8 @@ import subprocess
 import sys
 
 import pytest
-from corpus import ROOT
 
+from corpus import ROOT
 from engine import InputError, Recommender, RuleError, recommend
 from engine.load import expr as X
 from engine.plan.rulebase import load_rulebase
@@ -22,7 +22,9 @@ def _doc(result):
 
 
 def test_guide_figure_70b_fp16_is_140_gb(recommender):
-    r = recommender.recommend({"name": "g", "task": "inference", "model": {"params": "70B"}, "precision": "fp16"})
+    r = recommender.recommend(
+        {"name": "g", "task": "inference", "model": {"params": "70B", "weights_only": True}, "precision": "fp16"}
+    )
     assert r["memory.weights_gb"] == pytest.approx(140.0)
     assert r.explain("memory.weights_gb")["rule"] == "weights-memory"
 
@@ -36,7 +38,7 @@ def test_sessions_are_isolated_in_any_order(recommender):
 
 
 def test_output_is_byte_identical_across_processes(tmp_path):
-    env = dict(os.environ, GPUSIZER_NO_CACHE="1")
+    env = dict(os.environ)
     outs = []
     for _ in range(2):
         p = subprocess.run(
@@ -48,6 +50,11 @@ def test_output_is_byte_identical_across_processes(tmp_path):
         assert p.returncode == 0, p.stderr
         outs.append(p.stdout)
     assert outs[0] == outs[1]
+
+
+# where an input comes from: the workload, a default, the catalog, an imported document (a model's
+# configuration) or an inference from other inputs
+INPUT_ORIGINS = ("workload", "default", "catalog", "config", "inferred")
 
 
 def test_every_conclusion_is_explained(recommender):
@@ -65,7 +72,7 @@ def test_every_conclusion_is_explained(recommender):
             import networkx as nx
 
             ancestors = nx.ancestors(g, f"v:{attr}")
-            assert any(g.nodes[n].get("origin") in ("workload", "default", "catalog") for n in ancestors), attr
+            assert any(g.nodes[n].get("origin") in INPUT_ORIGINS for n in ancestors), attr
 
 
 def test_max_policy_keeps_the_losing_contribution(recommender):
@@ -183,11 +190,11 @@ def test_engine_holds_no_domain_knowledge():
 def test_tiny_and_huge_numbers_reach_durable_rules_safely(recommender):
     """durable-rules rejects 1e-05-style JSON numbers (and then crashed the process)."""
     r = recommender.recommend(
-        {"name": "tiny", "task": "training", "model": {"params": 2, "kv_heads": 1}, "dataset": {"size_gb": 0.0}}
+        {"name": "tiny", "task": "training", "model": {"params": 2, "weights_only": True}, "dataset": {"size_gb": 0.0}}
     )
     # fp16 training defaults to mixed precision: fp32 weights, 4 bytes each
     assert r["memory.weights_gb"] == pytest.approx(8e-9)
-    r = recommender.recommend({"name": "huge", "task": "inference", "model": {"params": 1e16}})
+    r = recommender.recommend({"name": "huge", "task": "inference", "model": {"params": 1e16, "weights_only": True}})
     assert r["memory.weights_gb"] == pytest.approx(2e7)
 
 
@@ -286,3 +293,24 @@ def test_first_by_ranks_before_the_key():
     assert out.value["id"] == "liked" and "lowest outside first" in out.note
     plain = Attribute(name="pick", type="record", description="d", combine="argmin", key=("cost",))
     assert combine(plain, contribs).value["id"] == "cheap"
+
+
+@pytest.mark.parametrize(
+    "error, says",
+    [
+        (
+            ImportError("durable_rules_engine.cpython-313.so: undefined symbol: PyEval_CallObject"),
+            "vendor/durable_rules-2.0.28+gpusizer.1.tar.gz",
+        ),
+        (ModuleNotFoundError("No module named 'durable'", name="durable"), "is not installed for this Python"),
+    ],
+)
+def test_a_rule_engine_that_cannot_load_is_a_clear_error(monkeypatch, error, says):
+    """durable-rules' C extension fails to import on Python 3.13+ when built from PyPI: exit 69, the fix named."""
+    import engine.backends.durable as durable
+    from corpus import run_cli
+
+    monkeypatch.setattr(durable, "_IMPORT_ERROR", error)
+    code, out, err = run_cli(["recommend", "examples/llama2-70b-chat.yaml"])
+    assert code == 69 and out == ""
+    assert says in err and "help: " in err and "Traceback" not in err

@@ -5,14 +5,26 @@ import copy
 import json
 
 import pytest
-from corpus import ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from corpus import ROOT
 from engine.load.schema import engine_schema, fast_check, validator_for
 from engine.load.yamlsrc import load
 
-SCHEMAS = ["rule", "base", "rule-test", "attributes", "knowledge", "constants", "overlay", "guidance", "record"]
+SCHEMAS = [
+    "rule",
+    "base",
+    "rule-test",
+    "attributes",
+    "knowledge",
+    "constants",
+    "import",
+    "infer",
+    "overlay",
+    "guidance",
+    "record",
+]
 
 
 def _kind(path):
@@ -28,6 +40,14 @@ def _kind(path):
     if name.endswith(".base.yaml"):
         return "base"
     if "knowledge" in path.parts:
+        try:
+            data = load(path).data
+        except Exception:
+            data = None
+        if isinstance(data, dict) and "import" in data:
+            return "import"
+        if isinstance(data, dict) and "infer" in data:
+            return "infer"
         return "constants" if name == "constants.yaml" else "knowledge"
     return "rule"
 

@@ -8,8 +8,8 @@ import sys
 import threading
 
 import pytest
-from corpus import ROOT, run_cli
 
+from corpus import ROOT, run_cli
 from engine import InputError, Recommender
 from engine.errors import OutputError
 

@@ -1,11 +1,9 @@
 """Regenerate the golden files: python tests/update_golden.py (then review the diff)."""
 
-import os
 import sys
 import tempfile
 from pathlib import Path
 
-os.environ["GPUSIZER_NO_CACHE"] = "1"
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 

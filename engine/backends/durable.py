@@ -8,9 +8,11 @@ say reaches one of durable-rules' limits or quirks:
 * a test goes into the network only when its operand's kind is the kind of the value tested
   (durable-rules finds ``true == 1``, ``"5" == 5`` and ``"a" > 3``), ordering tests read ``vn``,
   which only numbers carry;
-* a ``ref`` goes in only when it is arithmetic (+, -, * and / by a non-zero number) over numbers
-  that are certain to be there (a missing property makes durable-rules fail with error 311, a
-  division by zero kills the process);
+* a ``ref`` goes in only when it names one value compared for (in)equality; a number computed
+  from another fact (``{ref: x.size_gb * 1073741824}``) stays residual, because durable-rules'
+  evaluation of such operands in a join (``reduceExpressionSequence``) segfaulted for some layouts of
+  the network and not others (a missing property makes it fail with error 311, a division by zero
+  kills the process);
 * ``in`` lists longer than ``IN_LIST_MAX`` stay residual (a node with 511 successors makes
   durable-rules loop forever), and so does anything past 16 patterns in one rule
   (``MAX_MESSAGE_FRAMES``);
@@ -46,12 +48,13 @@ import ast
 import hashlib
 import itertools
 import math
+import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import GpusizerError, RuleError
+from ..errors import EngineUnavailable, RuleError
 from ..load.ir import ORDERING, AttrCond, Attribute, FieldCond, ItemCond, Not, Ref, Simple, Test
 from ..plan import semantics as S
 from ..plan.resolve import PlannedRule, Variant
@@ -217,7 +220,10 @@ class _Translator:
         ):
             return -node.operand.value
         if isinstance(node, (ast.Name, ast.Attribute)):
-            return self._name(ast.unparse(node), plan, attr_alias, "number")
+            # a number read from another fact stays residual: durable-rules evaluating such an
+            # operand in a join (reduceExpressionSequence) crashed the process for some layouts of
+            # the network (a shard's rules, not the rule itself, decided whether it did)
+            return None
         if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
             if isinstance(node.op, ast.Div) and not (
                 isinstance(node.right, ast.Constant) and S.is_number(node.right.value) and node.right.value != 0
@@ -834,20 +840,32 @@ def _facts(name: str, value: Any) -> list[dict[str, Any]]:
     return [safe(f) for f in out]
 
 
-def _import_problem() -> GpusizerError:
-    reason = unavailable() or ""
-    if "PyEval_CallObject" in reason:
-        fix = (
-            "durable-rules 2.0.28 was built without the Python 3.13 define; reinstall gpusizer with "
-            "'pip install --force-reinstall .' from its repository (which builds it with the define), "
-            "or run with GPUSIZER_BACKEND=python"
+_VENDORED = "vendor/durable_rules-2.0.28+gpusizer.1.tar.gz"
+
+
+def _import_problem() -> EngineUnavailable:
+    """Why durable-rules cannot be used here, and the fix (exit code 69)."""
+    exc = _IMPORT_ERROR
+    python = ".".join(map(str, sys.version_info[:3]))
+    if isinstance(exc, ModuleNotFoundError) and exc.name in ("durable", "durable_rules_engine"):
+        return EngineUnavailable(
+            f"durable-rules, the rule engine, is not installed for this Python ({python}, {sys.executable})",
+            help="install gpusizer with pip from its source tree (pip install .), which installs durable-rules; "
+            "it compiles a C extension, so a C compiler is needed (or run with GPUSIZER_BACKEND=python)",
         )
-    else:
-        fix = (
-            "install durable-rules (pip install durable-rules==2.0.28, which needs a C compiler), "
-            "or run with GPUSIZER_BACKEND=python"
+    if "PyEval_CallObject" in str(exc):
+        return EngineUnavailable(
+            f"durable-rules' C extension does not load on Python {python}: {exc}",
+            help="durable-rules 2.0.28 as published on PyPI does not work on Python 3.13 or later; reinstall "
+            f"gpusizer with pip from its source tree (pip install .), which builds the fixed copy in {_VENDORED}, "
+            f"or replace only durable-rules: pip install --force-reinstall --no-deps <checkout>/{_VENDORED}",
         )
-    return GpusizerError(f"the rule engine durable-rules cannot be imported ({reason})", help=fix)
+    return EngineUnavailable(
+        f"durable-rules' C extension does not load on Python {python}: {exc}",
+        help="reinstall it for this Python: pip install --force-reinstall --no-cache-dir --no-deps "
+        f"durable-rules==2.0.28 (on Python 3.13 or later, the copy in {_VENDORED}); a C compiler is needed; "
+        "or run with GPUSIZER_BACKEND=python",
+    )
 
 
 class DurableBackend:

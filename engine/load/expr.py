@@ -132,13 +132,22 @@ def _clamp(x: Any, lo: Any, hi: Any) -> Any:
 def _sum(items: Any) -> Any:
     if not isinstance(items, (list, tuple)):
         raise ExprError("sum() needs a list")
-    return sum(_num(i, "sum") for i in items)
+    values = [_num(i, "sum") for i in items]
+    # correctly rounded, so that every Python gives the same result
+    return sum(values) if all(isinstance(v, int) for v in values) else math.fsum(values)
 
 
 def _len(items: Any) -> int:
     if not isinstance(items, (list, tuple, str)):
         raise ExprError("len() needs a list or text")
     return len(items)
+
+
+def _count(items: Any, value: Any) -> int:
+    """How many members of a list equal ``value``."""
+    if not isinstance(items, (list, tuple)):
+        raise ExprError("count() needs a list")
+    return sum(1 for i in items if i == value)
 
 
 def _minmax(fn: Callable[[Any], Any], name: str) -> Callable[..., Any]:
@@ -165,6 +174,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "sqrt": lambda x: math.sqrt(_num(x, "sqrt")),
     "sum": _sum,
     "len": _len,
+    "count": _count,
     "text": _text,
 }
 
