@@ -131,6 +131,29 @@ def laughs() -> str:
     return WORKLOAD + "gpu:\n  prefer:\n" + "\n".join("  " + ln for ln in lines) + "\n"
 
 
+def config(text: str | None) -> Callable[[Path], list[str]]:
+    """A workload whose model is read from a config.json beside it (None: a named pipe there)."""
+
+    def build(tmp: Path) -> list[str]:
+        if text is None:
+            os.mkfifo(tmp / "config.json")
+        else:
+            (tmp / "config.json").write_text(text)
+        (tmp / "w.yaml").write_text("name: attack\ntask: inference\nmodel:\n  config: config.json\n")
+        return ["recommend", str(tmp / "w.yaml")]
+
+    return build
+
+
+LLAMA_CONFIG = (ROOT / "examples" / "configs" / "Llama-3.1-8B.config.json").read_text(encoding="utf-8")
+
+
+def llama_config(old: str, new: str) -> str:
+    """The Llama config.json with one edit (which must apply)."""
+    assert old in LLAMA_CONFIG, old
+    return LLAMA_CONFIG.replace(old, new, 1)
+
+
 def fifo(tmp: Path) -> list[str]:
     path = tmp / "pipe.yaml"
     os.mkfifo(path)
@@ -445,6 +468,16 @@ CASES = [
     Case("named-pipe", "workload", fifo),
     Case("dev-zero", "workload", lambda tmp: ["recommend", "/dev/zero"]),
     Case("directory", "workload", directory),
+    # a model's config.json, read for a workload
+    Case("config-a-named-pipe", "workload", config(None)),
+    Case("config-nan", "workload", config(llama_config('"rms_norm_eps": 1e-05', '"rms_norm_eps": NaN'))),
+    Case(
+        "config-duplicate-key",
+        "workload",
+        config(llama_config('"hidden_size": 4096', '"hidden_size": 1, "hidden_size": 4096')),
+    ),
+    Case("config-deep-nesting", "workload", config('{"a": ' + "[" * 5000 + "]" * 5000 + "}")),
+    Case("config-not-an-object", "workload", config("[1, 2]")),
     # rules: what reached durable-rules' fixed limits, and expressions that ran away
     Case("in-list-of-511", "rules", rule("  - batch_size: {in: [" + ", ".join(map(str, range(511))) + "]}\n")),
     Case("in-list-of-600", "rules", rule("  - batch_size: {in: [" + ", ".join(map(str, range(600))) + "]}\n")),
