@@ -7,7 +7,7 @@ import pytest
 from fuzz import fuzz
 
 SEED = 20260101
-BUDGET_S = {"workloads": 15, "rules": 40}  # about a minute of CI in all
+BUDGET_S = {"workloads": 10, "rules": 25}  # about 35 s of CI in all
 AT_LEAST = {"workloads": 200, "rules": 15}  # what even a slow machine gets through
 
 
