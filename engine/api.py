@@ -7,6 +7,7 @@ YAML text goes through ``recommend_text``. A string is always a path, never gues
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,10 @@ class Recommender:
     ) -> None:
         self.rulebase = rulebase or load_rulebase(rules, knowledge)
         self.runner = SessionRunner(self.rulebase, backend)
+        # a Recommender dropped without close() still frees the rule engine's memory when it is
+        # collected (not at interpreter exit, when the process's memory goes anyway)
+        self._finalizer = weakref.finalize(self, self.runner.close)
+        self._finalizer.atexit = False
 
     def __enter__(self) -> Recommender:
         return self
@@ -46,7 +51,7 @@ class Recommender:
 
     def close(self) -> None:
         """Release the rule engine's resources."""
-        self.runner.close()
+        self._finalizer()
 
     def load(self, workload: Source) -> Workload:
         """A path, a mapping or a Workload -> validated Workload."""

@@ -65,9 +65,10 @@ class Diagnostic:
         lines = [f"{self.location()}: {self.level}: {self.message}"]
         if self.snippet is not None and self.line is not None:
             gutter = f"{self.line} | "
-            lines.append(gutter + _printable(self.snippet.rstrip("\n")))
-            if self.col is not None:
-                lines.append(" " * (len(gutter) + self.col - 1) + "^")
+            text, at = _window(self.snippet.rstrip("\n"), self.col)
+            lines.append(gutter + _printable(text))
+            if at is not None:
+                lines.append(" " * (len(gutter) + at - 1) + "^")
         if self.help:
             lines.append(f"help: {self.help}")
         return "\n".join(lines)
@@ -78,6 +79,18 @@ class Diagnostic:
         who = f" {self.rule}:" if self.rule else ""
         out = f"{where}: {self.level}[{self.code}]{who} {self.message}"
         return out + (f"\n  help: {self.help}" if self.help else "")
+
+
+_SNIPPET = 120  # characters of a long line shown around the column
+
+
+def _window(text: str, col: int | None) -> tuple[str, int | None]:
+    """A long line cut to the part around the column (with '...' where it was cut), and the column in it."""
+    if len(text) <= _SNIPPET:
+        return text, col
+    start = max(0, min((col or 1) - 1 - _SNIPPET // 2, len(text) - _SNIPPET))
+    cut = ("..." if start else "") + text[start : start + _SNIPPET] + ("..." if start + _SNIPPET < len(text) else "")
+    return cut, None if col is None else col - start + (3 if start else 0)
 
 
 def _printable(text: str) -> str:

@@ -1,4 +1,3 @@
-import os
 import sys
 from pathlib import Path
 
@@ -7,8 +6,6 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
-
-os.environ.setdefault("GPUSIZER_NO_CACHE", "1")
 
 
 @pytest.fixture(scope="session")

@@ -38,7 +38,7 @@ def test_sessions_are_isolated_in_any_order(recommender):
 
 
 def test_output_is_byte_identical_across_processes(tmp_path):
-    env = dict(os.environ, GPUSIZER_NO_CACHE="1")
+    env = dict(os.environ)
     outs = []
     for _ in range(2):
         p = subprocess.run(

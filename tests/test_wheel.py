@@ -38,7 +38,7 @@ def test_wheel_carries_the_data_and_runs(tmp_path):
     assert inst.returncode == 0, inst.stderr
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    env = dict(os.environ, PYTHONPATH=str(target), GPUSIZER_NO_CACHE="1")
+    env = dict(os.environ, PYTHONPATH=str(target))
     run = subprocess.run(
         [
             sys.executable,

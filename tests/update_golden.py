@@ -1,15 +1,26 @@
 """Regenerate the golden files: python tests/update_golden.py (then review the diff)."""
 
-import os
 import sys
 import tempfile
 from pathlib import Path
 
-os.environ["GPUSIZER_NO_CACHE"] = "1"
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpus import GOLDEN, bad_rulebases, bad_workloads, golden_cases, lint_cases, normalise, run_cli
+
+
+def write_attack_expectations() -> None:
+    """tests/attacks/expected/: each attack's exit code and message (each run in a subprocess)."""
+    from attacks import CASES, EXPECTED, expectation, run
+
+    EXPECTED.mkdir(parents=True, exist_ok=True)
+    for old in EXPECTED.glob("*.txt"):
+        old.unlink()
+    for case in CASES:
+        with tempfile.TemporaryDirectory() as tmp:
+            outcome = run(case.build(Path(tmp)), Path(tmp), case.env, case.stdout)
+            (EXPECTED / f"{case.name}.txt").write_text(expectation(case, outcome, Path(tmp)), encoding="utf-8")
 
 
 def main() -> None:
@@ -28,6 +39,7 @@ def main() -> None:
     for name, argv, expected in lint_cases():
         code, out, err = run_cli(argv)
         expected.write_text(f"exit {code}\n{out}{err}", encoding="utf-8")
+    write_attack_expectations()
     (GOLDEN.parent.parent / "docs").mkdir(exist_ok=True)
     code, out, err = run_cli(["docs", "-o", "docs/rules.md"])
     assert code == 0, err

@@ -95,9 +95,8 @@ def safe(value: Any) -> Any:
     if isinstance(value, float):
         if not math.isfinite(value):
             raise ValueError(f"durable-rules cannot hold the number {value!r}")
-        text = repr(value)
-        if "e" in text and "." not in text:
-            return math.nextafter(value, math.inf)
+        while "e" in repr(value) and "." not in repr(value):  # 1e-05, 5e-324: two steps at most
+            value = math.nextafter(value, math.inf)
         return value
     if isinstance(value, int) and abs(value) >= _SAFE_INT:
         return safe(float(value))
@@ -518,6 +517,20 @@ class _Shard:
         self.fields |= _fields_read(rule.plan)
 
 
+# durable-rules' reduceExpressionSequence (events.c) skips to the end of an '$and' after a test
+# that fails by stepping forward *before* it looks: when the failing test is the last reference
+# test of a pattern, it steps over the sequence's end marker and reads on through memory until it
+# happens upon another, which crashes the process now and then (AddressSanitizer shows the read).
+# A last test that always holds (the fact is not the step marker, whose t is "s") means a failing
+# test is never the last one.
+_ALWAYS = {"$neq": {"t": {"s0": "t"}}}
+
+
+def _closing_test(pattern: _Pattern, aliases: set[str]) -> list[dict[str, Any]]:
+    """The always-true reference test that closes a pattern with reference tests (see _ALWAYS)."""
+    return [_ALWAYS] if any(k in aliases for t in pattern.tests for k in _keys(t)) else []
+
+
 def _fields_read(plan: _Plan) -> set[str]:
     """The catalog field properties a variant's patterns test or refer to (item facts carry only these)."""
     out = set()
@@ -641,7 +654,11 @@ class DurableCompiled:
     def _definition(self, rule: _Rule) -> dict[str, Any]:
         assert rule.plan is not None
         marker = {"s0": {"$and": [{"t": "s"}, {"k": rule.step}]}}
-        patterns = [{f"{p.alias}$not" if p.negated else p.alias: {"$and": safe(p.tests)}} for p in rule.plan.patterns]
+        names = {"s0"} | {p.alias for p in rule.plan.patterns}
+        patterns = [
+            {f"{p.alias}$not" if p.negated else p.alias: {"$and": [*safe(p.tests), *_closing_test(p, names)]}}
+            for p in rule.plan.patterns
+        ]
         aliases = dict(rule.plan.item_aliases)
         collect = self.collect
 
@@ -703,7 +720,13 @@ class DurableCompiled:
         return time.perf_counter() - start, fired[0]
 
     def close(self) -> None:
-        self.shards = []
+        """Free the rulesets' memory in durable-rules' C engine (dropping the Host does not)."""
+        with self.lock:
+            engine = _durable.durable_rules_engine
+            for shard in self.shards:
+                ruleset = self.host.get_ruleset(shard.name)
+                engine.delete_ruleset(ruleset._handle)
+            self.shards = []
 
 
 class DurableSession:
@@ -716,9 +739,13 @@ class DurableSession:
         compiled.collect[self.sid] = []
 
     def _assert(self, shard: _Shard, facts: list[dict[str, Any]]) -> None:
+        """Assert facts into one ruleset, then look for an action that failed there (rules fire
+        only on an assert, so a ruleset that was given nothing has nothing new to report).
+        """
         if facts:
             self.c.host.assert_facts(shard.name, [dict(f, sid=self.sid) for f in facts])
             self.touched.add(shard.name)
+            self._check(shard)
 
     def assert_values(self, values: Mapping[str, Any]) -> None:
         for name, value in values.items():
@@ -726,13 +753,19 @@ class DurableSession:
                 self.values.pop(name, None)
             else:
                 self.values[name] = value
+        names = sorted(values)
+        made: dict[str, list[dict[str, Any]]] = {}  # each value's facts, made once for every ruleset
         with self.c.lock:
             for shard in self.c.shards:
-                facts = [f for name in sorted(values) if name in shard.names for f in _facts(name, values[name])]
+                facts = [
+                    f
+                    for name in names
+                    if name in shard.names
+                    for f in (made[name] if name in made else made.setdefault(name, _facts(name, values[name])))
+                ]
                 if not self.started:
                     facts = self.c.catalog_facts[shard.name] + facts
                 self._assert(shard, facts)
-                self._check(shard)
             self.started = True
 
     def match(self, step: int) -> list[Match]:

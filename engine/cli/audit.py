@@ -1,12 +1,15 @@
-"""``gpusizer audit verify RECORD``: re-run a decision record; exit 0 same, 1 changed, 2 tampered."""
+"""``gpusizer audit verify RECORD`` (exit 0 same, 1 changed, 2 tampered, malformed or unverifiable)
+and ``gpusizer audit keygen FILE`` (a key to sign records with).
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
-from ..errors import ExitCode
+from ..errors import ExitCode, OutputError
 from ..format import quantity
 from . import dump_json, recommender, rulebase_args, write_output
 
@@ -17,33 +20,61 @@ def add_parser(sub: Any, name: str) -> None:
     asub.required = True
     av = asub.add_parser(
         "verify",
-        help="re-run a decision record with today's rulebase; exit 0 same, 1 changed, 2 unreadable or tampered",
+        help="check a decision record's seal and re-run it with today's rulebase; "
+        "exit 0 same, 1 changed, 2 tampered, malformed or unverifiable",
     )
     av.add_argument("record", metavar="RECORD.json")
     av.add_argument("--format", choices=["text", "json"], default="text")
+    av.add_argument(
+        "--key", metavar="FILE", help="the key the record was signed with (default: $GPUSIZER_RECORD_KEY_FILE)"
+    )
+    av.add_argument("--require-signature", action="store_true", help="refuse (exit 2) a record that is not signed")
     rulebase_args(av)
+    kg = asub.add_parser("keygen", help="write a new key for signing records (readable by you only)")
+    kg.add_argument("keyfile", metavar="FILE")
 
 
 def _fmt(v: Any) -> str:
     return "(none)" if v is None else quantity(v)
 
 
-def run(args: argparse.Namespace) -> int:
-    from ..explain.record import read, verify
+def _keygen(path: Path) -> int:
+    from ..explain.record import new_key_text, read_key
 
-    rec = read(Path(args.record))
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        raise OutputError(
+            f"{path} exists; a key is never overwritten", file=str(path), help="name a new file, or remove the old key"
+        ) from None
+    except OSError as exc:
+        raise OutputError(
+            f"cannot create {path}: {exc.strerror}", file=str(path), help="name a writable place"
+        ) from None
+    with os.fdopen(fd, "w", encoding="ascii") as f:
+        f.write(new_key_text())
+    key = read_key(path)
+    write_output(f"key {key.id} written to {path} (keep it secret; sign with --key {path})\n", None)
+    return ExitCode.OK
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..explain.record import key_from, read, verify
+
+    if args.action == "keygen":
+        return _keygen(Path(args.keyfile))
+    rec, seal = read(Path(args.record), key_from(args.key), require_signature=args.require_signature)
     with recommender(args) as r:
-        report = verify(rec, r)
+        report = verify(rec, r, args.record)
+    report["signature"] = seal.as_dict()
     if args.format == "json":
         write_output(dump_json(report), None)
-    elif report["same"]:
-        write_output(
-            f"same decision: {rec['workload']['name']} (recorded {rec['created']}, "
-            f"rulebase then {report['rulebase_then'][:12]}, now {report['rulebase_now'][:12]})\n",
-            None,
-        )
+        return ExitCode.OK if report["same"] else ExitCode.FINDINGS
+    name = rec["workload"]["name"]
+    if report["same"]:
+        lines = [f"same decision: {name} (recorded {rec['created']})"]
     else:
-        lines = [f"changed decision: {rec['workload']['name']} (recorded {rec['created']})"]
+        lines = [f"changed decision: {name} (recorded {rec['created']})"]
         for ch in report["changes"]:
             lines.append(f"  {ch['attribute']}: {_fmt(ch['old'])} -> {_fmt(ch['new'])}")
         for label, key in (
@@ -56,5 +87,19 @@ def run(args: argparse.Namespace) -> int:
         lines.append(
             f"  caused by: {', '.join(report['responsible']) or 'no rule that fired changed (a knowledge change)'}"
         )
-        write_output("\n".join(lines) + "\n", None)
+    if seal.status == "signed":
+        lines.append(f"signature: valid (HMAC-SHA256, key {seal.key_id}): written by a holder of the key, unchanged")
+    else:
+        lines.append(
+            "signature: none. The record is intact as far as its sha256 shows, but anyone can edit a record and "
+            "compute that again; sign records with --key to rule that out"
+        )
+    then, now = report["rulebase_then"][:12], report["rulebase_now"][:12]
+    if report["same_rulebase"]:
+        lines.append(f"rulebase: {now}, the one the record names")
+    else:
+        lines.append(f"rulebase: {now}, another than the one the record names ({then})")
+    if report["gpusizer_then"] != report["gpusizer_now"]:
+        lines.append(f"gpusizer: {report['gpusizer_now']} (the record was written by {report['gpusizer_then']})")
+    write_output("\n".join(lines) + "\n", None)
     return ExitCode.OK if report["same"] else ExitCode.FINDINGS

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ExitCode, GpusizerError
-from . import recommender, rulebase_args, write_atomic, write_output
+from . import internal_error, make_dir, recommender, rulebase_args, write_atomic, write_output
 
 EXT = {"text": "txt", "markdown": "md", "json": "json", "html": "html"}
 
@@ -25,48 +25,91 @@ def add_parser(sub: Any, name: str) -> None:
     )
     r.add_argument("-o", "--output", metavar="OUT", help="write to OUT (a directory when several files are given)")
     r.add_argument("--record", metavar="DIR", help="also write a JSON decision record per workload into DIR")
+    r.add_argument(
+        "--key",
+        metavar="FILE",
+        help="sign the records with this key (default: $GPUSIZER_RECORD_KEY_FILE; make one with 'audit keygen')",
+    )
     rulebase_args(r)
+
+
+def _report_names(files: list[str], ext: str) -> list[str]:
+    """One output file name per workload; workloads of the same file name (in different folders)
+    get -2, -3, ... in the order given, so that no report overwrites another.
+    """
+    names: list[str] = []
+    taken: set[str] = set()
+    for f in files:
+        stem = Path(f).stem or "workload"
+        name, n = f"{stem}.{ext}", 1
+        while name in taken:
+            n += 1
+            name = f"{stem}-{n}.{ext}"
+        taken.add(name)
+        names.append(name)
+    return names
 
 
 def run(args: argparse.Namespace) -> int:
     from ..report.render import render
 
+    key = None
+    if args.record:
+        from ..explain.record import key_from
+
+        key = key_from(args.key)
     rec = recommender(args)
-    outputs: list[tuple[str, str]] = []
+    outputs: list[tuple[int, str]] = []
     status = ExitCode.OK
     with rec:
-        for name in args.files:
+        for i, name in enumerate(args.files):
             try:
                 result = rec.recommend(name)
-                outputs.append((name, render(result, args.format, layout=args.layout)))
+                outputs.append((i, render(result, args.format, layout=args.layout)))
             except GpusizerError as exc:
                 status = max(status, ExitCode(exc.exit_code))
                 print(exc.render(), file=sys.stderr)
                 continue
+            except Exception as exc:  # a bug must not cost the other workloads their reports
+                status = max(status, ExitCode.INTERNAL)
+                print(internal_error(exc, f"{name}: "), file=sys.stderr)
+                continue
             if args.record:
-                from ..explain.record import write
+                status = max(status, _record(result, Path(args.record), key))
+    return int(max(status, _deliver(args, outputs)))
 
-                try:
-                    write(result, Path(args.record))
-                except GpusizerError as exc:  # the report is still delivered
-                    status = max(status, ExitCode(exc.exit_code))
-                    print(exc.render(), file=sys.stderr)
+
+def _record(result: Any, folder: Path, key: Any) -> ExitCode:
+    """Write the decision record; a failure is reported, and the report is still delivered."""
+    from ..explain.record import build, dumps, file_name
+
     try:
-        if args.output and len(args.files) > 1:
-            out = Path(args.output)
-            out.mkdir(parents=True, exist_ok=True)
-            for name, text in outputs:
-                write_atomic(out / f"{Path(name).stem}.{EXT[args.format]}", text)
-        else:
-            if args.format == "json" and len(args.files) > 1:
-                text = "[\n" + ",\n".join(t.rstrip("\n") for _, t in outputs) + "\n]\n"
-            else:
-                text = "\n".join(t for _, t in outputs)
-            write_output(text, args.output)
-    except OSError as exc:
-        from ..errors import OutputError
+        rec = build(result, key)
+        make_dir(folder)
+        write_atomic(folder / file_name(rec), dumps(rec))
+    except GpusizerError as exc:
+        print(exc.render(), file=sys.stderr)
+        return ExitCode(exc.exit_code)
+    return ExitCode.OK
 
-        raise OutputError(
-            f"cannot write the reports: {exc.strerror or exc}", file=str(args.output), help="name a writable directory"
-        ) from None
-    return int(status)
+
+def _deliver(args: argparse.Namespace, outputs: list[tuple[int, str]]) -> ExitCode:
+    """Write the reports: one file each into a directory, or all to one file or standard output."""
+    if args.output and len(args.files) > 1:
+        out = Path(args.output)
+        make_dir(out)
+        names = _report_names(args.files, EXT[args.format])
+        status = ExitCode.OK
+        for i, text in outputs:
+            try:
+                write_atomic(out / names[i], text)
+            except GpusizerError as exc:  # the other reports are still written
+                print(exc.render(), file=sys.stderr)
+                status = ExitCode(exc.exit_code)
+        return status
+    if args.format == "json" and len(args.files) > 1:
+        text = "[\n" + ",\n".join(t.rstrip("\n") for _, t in outputs) + "\n]\n"
+    else:
+        text = "\n".join(t for _, t in outputs)
+    write_output(text, args.output)
+    return ExitCode.OK

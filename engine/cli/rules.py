@@ -25,7 +25,7 @@ def add_parser(sub: Any, name: str) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..authoring.describe import rule_record
     from ..plan.rulebase import load_rulebase
-    from ..report.render import environment
+    from ..report.render import environment, safe_links
 
     rb = load_rulebase(*shipped_dirs(args))
     if args.action == "show":
@@ -38,6 +38,8 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         write_output(dump_json(records if args.action == "list" else records[0]), None)
         return ExitCode.OK
+    if args.format == "markdown":  # a source URL becomes a link only when it is http(s) or relative
+        records = safe_links(records)
     ext = {"text": "txt", "markdown": "md"}[args.format]
     tmpl = environment().get_template(f"rules-{args.action}.{ext}.j2")
     write_output(tmpl.render(rules=records, rule=records[0] if records else None), None)

@@ -12,11 +12,9 @@ from .yamlsrc import Doc
 ATTRIBUTES_FILE = "_attributes.yaml"
 
 
-def load_attributes(
-    doc: Doc, attributes: dict[str, Attribute], errors: list[InputError], trusted: bool = False
-) -> None:
+def load_attributes(doc: Doc, attributes: dict[str, Attribute], errors: list[InputError]) -> None:
     """Add (or, from a later directory, redeclare) the attributes of one declarations file."""
-    found = [] if trusted else check(doc, engine_schema("attributes"), "the attribute declarations")
+    found = check(doc, engine_schema("attributes"), "the attribute declarations")
     if found:
         errors.extend(found)
         return

@@ -7,7 +7,10 @@ every dotted name an expression reads, which the rule graph needs for stratifica
 
 Evaluation is bounded: text and lists stop at ``MAX_LENGTH`` items, whole numbers at
 ``MAX_INT_BITS`` bits and real numbers at the finite ones, so a chain of ``let`` values that doubles
-a string or squares a number fails with a named error instead of exhausting memory or time.
+a string or squares a number fails with a named error instead of exhausting memory or time. Work
+on text and lists (joining, comparing, searching, summing) is counted against a budget of
+``MAX_STEPS`` characters or members, kept in the evaluation's ``env`` mapping: a rule firing
+evaluates all its ``let`` and ``then`` values in one ``env``, so they share one budget.
 
 A template is text with ``{expression}`` placeholders: ``"{gpu.model} is a GeForce card"``.
 ``{{`` and ``}}`` stand for braces. A template that is one placeholder alone gives that value as
@@ -19,6 +22,7 @@ from __future__ import annotations
 import ast
 import math
 import operator
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +37,9 @@ MAX_LENGTH = 1_000_000  # characters of text or members of a list that one value
 MAX_INT_BITS = 256
 MAX_SOURCE = 10_000  # characters of one expression
 MAX_DEPTH = 100  # nesting of one expression
+MAX_STEPS = 2_000_000  # characters or list members that the expressions of one rule firing may touch
+
+_budget = threading.local()
 
 
 class ExprError(Exception):
@@ -43,6 +50,20 @@ class ExprError(Exception):
         self.message = message
         self.col = col
         self.help = help
+
+
+def _charge(n: int) -> None:
+    left: list[int] = _budget.left  # set by every bound getter while it runs
+    left[0] -= n
+    if left[0] < 0:
+        raise ExprError(
+            f"the expressions work on more than {MAX_STEPS:,} characters or list members",
+            help="the rule builds or searches very long text or lists; simplify its 'let' and 'then' values",
+        )
+
+
+def _sized(x: Any) -> int:
+    return len(x) if isinstance(x, (str, list, tuple)) else 0
 
 
 def _num(x: Any, what: str) -> int | float:
@@ -188,8 +209,10 @@ class Expr:
     tree: ast.Expression
 
     def bind(self, resolve: Resolver) -> Getter:
-        """Compile to a closure; ``resolve(dotted)`` turns a name into a getter."""
-        return _Compiler(resolve).compile(self.tree.body)
+        """Compile to a closure; ``resolve(dotted)`` turns a name into a getter. Evaluations in
+        one ``env`` mapping share one budget of work (see the module's docstring).
+        """
+        return _budgeted(_Compiler(resolve).compile(self.tree.body))
 
     @property
     def constant(self) -> bool:
@@ -222,9 +245,29 @@ class Template:
             out = "".join(b if isinstance(b, str) else _text(b(env)) for b in bound)
             if len(out) > MAX_LENGTH:
                 raise ExprError(f"text longer than {MAX_LENGTH:,} characters")
+            _charge(len(out))
             return out
 
-        return render
+        return _budgeted(render)
+
+
+_BUDGET_KEY = "$steps"  # where an env mapping keeps the work its evaluations may still do
+
+
+def _budgeted(inner: Getter) -> Getter:
+    def run(env: dict[str, Any]) -> Any:
+        if getattr(_budget, "left", None) is not None:  # inside another evaluation (a template's part)
+            return inner(env)
+        left = env.get(_BUDGET_KEY)
+        if left is None:
+            left = env[_BUDGET_KEY] = [MAX_STEPS]
+        _budget.left = left
+        try:
+            return inner(env)
+        finally:
+            _budget.left = None
+
+    return run
 
 
 def parse_template(source: str) -> Template:
@@ -428,8 +471,10 @@ def _safe_pow(a: Any, b: Any) -> Any:
 def _arith(op: Callable[[Any, Any], Any], sym: str) -> Callable[[Any, Any], Any]:
     def run(a: Any, b: Any) -> Any:
         if sym == "+" and isinstance(a, str) and isinstance(b, str):
+            _charge(len(a) + len(b))
             return _bounded(a + b, "'+'")
         if sym == "+" and isinstance(a, list) and isinstance(b, list):
+            _charge(len(a) + len(b))
             return _bounded(a + b, "'+'")
         _num(a, f"'{sym}'")
         _num(b, f"'{sym}'")
@@ -471,7 +516,12 @@ class _Compiler:
 
     def c_List(self, node: Any) -> Getter:
         items = [self.compile(e) for e in node.elts]
-        return lambda env: [f(env) for f in items]
+
+        def run(env: dict[str, Any]) -> list[Any]:
+            _charge(len(items))
+            return [f(env) for f in items]
+
+        return run
 
     c_Tuple = c_List
 
@@ -523,6 +573,7 @@ class _Compiler:
             a = first(env)
             for op, getter in rest:
                 b = getter(env)
+                _charge(_sized(a) + _sized(b))
                 if op is ast.In or op is ast.NotIn:
                     if not isinstance(b, (list, tuple, str)):
                         raise ExprError("'in' needs a list or text on its right")
@@ -549,8 +600,10 @@ class _Compiler:
         name = node.func.id
 
         def run(env: dict[str, Any]) -> Any:
+            values = [a(env) for a in args]
+            _charge(sum(_sized(v) for v in values))
             try:
-                return _bounded(fn(*[a(env) for a in args]), f"{name}()")
+                return _bounded(fn(*values), f"{name}()")
             except ExprError:
                 raise
             except (TypeError, ValueError, OverflowError) as exc:

@@ -20,7 +20,6 @@ files. Expressions are the rule language's (``expr``).
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -35,7 +34,7 @@ from . import expr as X
 from .ir import Source, Span, Value
 from .rules import sources_of
 from .schema import check, engine_schema
-from .yamlsrc import Doc
+from .yamlsrc import Doc, decode, parse_json, read_bytes
 
 MISSING = object()
 
@@ -330,13 +329,11 @@ def _entry(doc: Doc, i: int, raw: dict[str, Any], known: Mapping[str, Entry], er
     )
 
 
-def load_import(
-    doc: Doc, errors: list[InputError], earlier: ImportMapping | None = None, trusted: bool = False
-) -> ImportMapping | None:
+def load_import(doc: Doc, errors: list[InputError], earlier: ImportMapping | None = None) -> ImportMapping | None:
     """An import mapping file; ``earlier`` is the same mapping from a knowledge directory given before,
     whose entries this one adds to or replaces (by id).
     """
-    found = [] if trusted else check(doc, engine_schema("import"), "an import mapping")
+    found = check(doc, engine_schema("import"), "an import mapping")
     if found:
         errors.extend(found)
         return None
@@ -395,13 +392,11 @@ def load_import(
     )
 
 
-def load_inference(
-    doc: Doc, errors: list[InputError], earlier: Inference | None = None, trusted: bool = False
-) -> Inference | None:
+def load_inference(doc: Doc, errors: list[InputError], earlier: Inference | None = None) -> Inference | None:
     """An inference file; a later directory's file with the same name adds steps and requirements
     (a step or requirement with the same id replaces the earlier one in place).
     """
-    found = [] if trusted else check(doc, engine_schema("infer"), "an inference file")
+    found = check(doc, engine_schema("infer"), "an inference file")
     if found:
         errors.extend(found)
         return None
@@ -508,25 +503,19 @@ def _number_text(value: Any) -> str:
 
 
 def read_json(path: Path, shown: str) -> dict[str, Any]:
-    """A JSON object from a file, or an ImportFailure at the file (and line, for a syntax error)."""
+    """A JSON object from a file, or an ImportFailure at the file (and line, for a syntax error).
+
+    The file is read as every other input is: a regular file only, within the size limit of a rule
+    or knowledge file, as UTF-8, and parsed strictly (no duplicate keys, finite numbers, bounded
+    depth, node count and text length).
+    """
+    if not path.exists() and not path.is_symlink():
+        raise ImportFailure(f"{shown}: no such file", "give the path of the document, relative to the workload file")
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise ImportFailure(
-            f"{shown}: no such file", "give the path of the document, relative to the workload file"
-        ) from None
-    except OSError as exc:
-        raise ImportFailure(
-            f"{shown}: cannot read it: {exc.strerror or exc}", "check the path and its permissions"
-        ) from None
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise ImportFailure(f"{shown} is not UTF-8 text", "give a JSON file", file=shown) from None
-    except json.JSONDecodeError as exc:
-        raise ImportFailure(
-            f"invalid JSON: {exc.msg}", "fix the JSON syntax", file=shown, line=exc.lineno, col=exc.colno
-        ) from None
+        data = parse_json(decode(read_bytes(path, shown, "rules"), shown), shown, "rules")
+    except InputError as exc:
+        d = exc.diagnostics[0]
+        raise ImportFailure(d.message, d.help or "give a JSON file", file=shown, line=d.line, col=d.col) from None
     if not isinstance(data, dict):
         raise ImportFailure(
             f"{shown} holds a JSON {type(data).__name__}, not an object", "give a JSON object", file=shown

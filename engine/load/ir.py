@@ -278,12 +278,19 @@ class CatalogField:
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             return None
         if self.exclusive_minimum is not None and not value > self.exclusive_minimum:
-            return f"must be more than {self.exclusive_minimum:g}"
+            return f"must be more than {_bound(self.exclusive_minimum)}"
         if self.minimum is not None and value < self.minimum:
-            return f"must be at least {self.minimum:g}"
+            return f"must be at least {_bound(self.minimum)}"
         if self.maximum is not None and value > self.maximum:
-            return f"must be at most {self.maximum:g}"
+            return f"must be at most {_bound(self.maximum)}"
         return None
+
+
+def _bound(x: float) -> str:
+    """A bound as written: whole numbers in full with thousands separators (4,398,046,511,104)."""
+    if float(x).is_integer() and abs(x) < 1e18:
+        return f"{int(x):,}"
+    return f"{x:g}"
 
 
 @dataclass(frozen=True, slots=True)

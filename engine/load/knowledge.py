@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
@@ -94,13 +95,27 @@ def _item_values(
     return values
 
 
-def load_catalog(
-    doc: Doc, errors: list[InputError], earlier: Catalog | None = None, trusted: bool = False
-) -> Catalog | None:
+def _narrowest(prior: CatalogField, new: CatalogField) -> CatalogField:
+    """An overlay's redeclared field: its own description, unit and enum, and the tighter of both
+    bounds (a site catalog may narrow the physical bounds, never widen them).
+    """
+
+    def pick(a: float | None, b: float | None, tighter: Any) -> float | None:
+        return b if a is None else a if b is None else tighter(a, b)
+
+    return replace(
+        new,
+        minimum=pick(prior.minimum, new.minimum, max),
+        exclusive_minimum=pick(prior.exclusive_minimum, new.exclusive_minimum, max),
+        maximum=pick(prior.maximum, new.maximum, min),
+    )
+
+
+def load_catalog(doc: Doc, errors: list[InputError], earlier: Catalog | None = None) -> Catalog | None:
     """One catalog file; ``earlier`` is the same catalog from a knowledge directory given before,
     which this one amends (new fields, new items, changed values).
     """
-    found = [] if trusted else check(doc, engine_schema("knowledge"), "a knowledge catalog")
+    found = check(doc, engine_schema("knowledge"), "a knowledge catalog")
     if found:
         errors.extend(found)
         return None
@@ -121,6 +136,21 @@ def load_catalog(
         for n, f in data["fields"].items()
     }
     declared = dict(earlier.fields, **fields) if earlier else fields
+    if earlier is not None:
+        for n, f in fields.items():
+            prior = earlier.fields.get(n)
+            if prior is None:
+                continue
+            if prior.type != f.type:
+                errors.append(
+                    doc.error(
+                        ("fields", n, "type"),
+                        f"field '{n}' is {prior.type} in {earlier.file}; an overlay cannot make it {f.type}",
+                        "give the field the type it has in the catalog this file amends",
+                    )
+                )
+                return None
+            declared[n] = _narrowest(prior, f)
     items: dict[str, Item] = {}
     for i, raw in enumerate(data["items"]):
         path = ("items", i)
@@ -181,16 +211,12 @@ def load_catalog(
 
 
 def load_constants(
-    doc: Doc,
-    errors: list[InputError],
-    attributes: dict[str, Attribute],
-    values: dict[str, InputValue],
-    trusted: bool = False,
+    doc: Doc, errors: list[InputError], attributes: dict[str, Attribute], values: dict[str, InputValue]
 ) -> None:
     """Named constants into ``attributes`` (as ``const.<name>``) and ``values``; a later file's
     value for a name replaces an earlier one's (a site's own figure).
     """
-    found = [] if trusted else check(doc, engine_schema("constants"), "the named constants")
+    found = check(doc, engine_schema("constants"), "the named constants")
     if found:
         errors.extend(found)
         return

@@ -8,7 +8,6 @@ orders them.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -16,16 +15,16 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import InputError, Problems, hint
-from . import cache
 from .attributes import ATTRIBUTES_FILE, load_attributes
 from .imports import ImportMapping, Inference, load_import, load_inference
 from .ir import Attribute, Catalog, InputValue, Rule
 from .knowledge import kind_of, load_catalog, load_constants
+from .limits import limits
 from .resources import data_dir
 from .rules import BASE_SUFFIX, Base, load_base, load_rule
 from .schema import check, engine_schema
-from .workload import InputSchema
-from .yamlsrc import Doc, decode, parse, read_bytes
+from .workload import InputSchema, check_schema
+from .yamlsrc import Doc, decode, parse, parse_json, read_bytes
 
 OVERLAY_FILE = "_overlay.yaml"
 GUIDANCE_FILE = "_guidance.yaml"
@@ -59,13 +58,24 @@ class _Reader:
     errors: list[InputError] = field(default_factory=list)
     raw: dict[str, bytes] = field(default_factory=dict)
     hashes: dict[str, str] = field(default_factory=dict)
+    listed: dict[Path, list[Path]] = field(default_factory=dict)  # root -> its files, listed once
+    names: dict[tuple[Path, Path], str] = field(default_factory=dict)  # (file, root) -> shown name
+
+    def files(self, root: Path) -> list[Path]:
+        """The YAML and JSON files under a root, sorted; the tree is walked once per load."""
+        found = self.listed.get(root)
+        if found is None:
+            found = self.listed[root] = _files(root)
+        return found
 
     def key(self, path: Path, root: Path) -> str:
         return f"{self.roots[str(root)]}:{self.shown(path, root)}"
 
-    @staticmethod
-    def shown(path: Path, root: Path) -> str:
-        return f"{root.name}/{path.relative_to(root).as_posix()}"
+    def shown(self, path: Path, root: Path) -> str:
+        name = self.names.get((path, root))
+        if name is None:
+            name = self.names[(path, root)] = f"{root.name}/{path.relative_to(root).as_posix()}"
+        return name
 
     def take(self, path: Path, root: Path) -> None:
         """Read the bytes now, so that the fingerprint and the parse see the same file."""
@@ -112,22 +122,21 @@ def load_rulebase_files(
             raise InputError(
                 "directory not found", file=str(d), help="give an existing directory with --rules / --knowledge"
             )
+    limits()  # a bad GPUSIZER_MAX_* variable is one error, not one per file
     reader = _Reader({str(r): i for i, r in enumerate(rdirs + kdirs)})
     fingerprint = hashlib.sha256()
     for root in rdirs + kdirs:
-        for path in _files(root):
+        for path in reader.files(root):
             reader.take(path, root)
             fingerprint.update(f"{reader.key(path, root)}\0".encode())
             fingerprint.update(reader.raw.get(reader.key(path, root), b""))
-    cache_key = cache.key(fingerprint.hexdigest())
-    trusted = cache.known(cache_key) and not reader.errors
 
     attributes: dict[str, Attribute] = {}
     constants: dict[str, InputValue] = {}
     overlays: list[Mapping[str, Any]] = []
     imports: dict[str, ImportMapping] = {}
     inferences: dict[str, Inference] = {}
-    catalogs = _knowledge(reader, kdirs, attributes, constants, overlays, trusted, imports, inferences)
+    catalogs = _knowledge(reader, kdirs, attributes, constants, overlays, imports, inferences)
     inputs = _workload_schema(reader, kdirs)
     reader.errors.extend(inputs.attach(imports, inferences))
     for a in inputs.attributes():
@@ -137,15 +146,13 @@ def load_rulebase_files(
         if path.is_file():
             doc = reader.doc(path, root)
             if doc is not None:
-                load_attributes(doc, attributes, reader.errors, trusted)
+                load_attributes(doc, attributes, reader.errors)
     if reader.errors:
         raise Problems(reader.errors)
-    bases = _bases(reader, rdirs, trusted)
-    rules = _rules(reader, rdirs, attributes, bases, overlays, trusted)
+    bases = _bases(reader, rdirs)
+    rules = _rules(reader, rdirs, attributes, bases, overlays)
     if reader.errors:
         raise Problems(reader.errors)
-    if not trusted:
-        cache.remember(cache_key)
     digest = hashlib.sha256()
     for name in sorted(reader.hashes):
         digest.update(f"{name}\0{reader.hashes[name]}\n".encode())
@@ -171,14 +178,13 @@ def _knowledge(
     attributes: dict[str, Attribute],
     constants: dict[str, InputValue],
     overlays: list[Mapping[str, Any]],
-    trusted: bool,
     imports: dict[str, ImportMapping],
     inferences: dict[str, Inference],
 ) -> dict[str, Catalog]:
     catalogs: dict[str, Catalog] = {}
     home: dict[str, Path] = {}
     for root in kdirs:
-        for path in _files(root):
+        for path in reader.files(root):
             if path.suffix != ".yaml":
                 continue
             doc = reader.doc(path, root)
@@ -186,19 +192,17 @@ def _knowledge(
                 continue
             kind = kind_of(doc)
             if kind == "constants":
-                load_constants(doc, reader.errors, attributes, constants, trusted)
+                load_constants(doc, reader.errors, attributes, constants)
                 continue
             if kind == "import":
                 name = doc.data.get("import")
-                mapping = load_import(doc, reader.errors, imports.get(name) if isinstance(name, str) else None, trusted)
+                mapping = load_import(doc, reader.errors, imports.get(name) if isinstance(name, str) else None)
                 if mapping is not None:
                     imports[mapping.name] = mapping
                 continue
             if kind == "infer":
                 name = doc.data.get("infer")
-                spec = load_inference(
-                    doc, reader.errors, inferences.get(name) if isinstance(name, str) else None, trusted
-                )
+                spec = load_inference(doc, reader.errors, inferences.get(name) if isinstance(name, str) else None)
                 if spec is not None:
                     inferences[spec.name] = spec
                 continue
@@ -226,7 +230,7 @@ def _knowledge(
                     )
                 )
                 continue
-            cat = load_catalog(doc, reader.errors, earlier, trusted)
+            cat = load_catalog(doc, reader.errors, earlier)
             if cat is None:
                 continue
             if earlier is not None:
@@ -259,31 +263,20 @@ def _workload_schema(reader: _Reader, kdirs: tuple[Path, ...]) -> InputSchema:
     if raw is None:
         raise Problems(reader.errors)
     reader.hashes[k] = hashlib.sha256(raw).hexdigest()
-    try:
-        schema = json.loads(decode(raw, shown))
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"invalid JSON: {exc.msg}", file=shown, line=exc.lineno, col=exc.colno, help="fix the JSON syntax"
-        ) from None
-    if not isinstance(schema, dict) or schema.get("type") != "object":
-        raise InputError(
-            "the workload schema must be a JSON Schema object with type: object",
-            file=shown,
-            line=1,
-            col=1,
-            help="start from the shipped knowledge/workload.schema.json",
-        )
+    text = decode(raw, shown)
+    schema = parse_json(text, shown, "rules")
+    check_schema(schema, shown, text)
     return InputSchema(schema, shown)
 
 
-def _bases(reader: _Reader, rdirs: tuple[Path, ...], trusted: bool) -> dict[str, Base]:
+def _bases(reader: _Reader, rdirs: tuple[Path, ...]) -> dict[str, Base]:
     bases: dict[str, Base] = {}
     for root in rdirs:
-        for path in _files(root):
+        for path in reader.files(root):
             if path.name.endswith(BASE_SUFFIX):
                 doc = reader.doc(path, root)
                 if doc is not None:
-                    base = load_base(doc, path.name[: -len(BASE_SUFFIX)], reader.errors, trusted)
+                    base = load_base(doc, path.name[: -len(BASE_SUFFIX)], reader.errors)
                     if base is not None:
                         bases[base.name] = base
     return bases
@@ -305,14 +298,13 @@ def _rules(
     attributes: Mapping[str, Attribute],
     bases: Mapping[str, Base],
     overlays: list[Mapping[str, Any]],
-    trusted: bool,
 ) -> dict[str, Rule]:
     """Rules by id; a later directory adds rules, replaces one by id, or disables some (_overlay.yaml)."""
     rules: dict[str, Rule] = {}
     for n, root in enumerate(rdirs):
         here: set[str] = set()
         note: dict[str, Any] = {"name": root.name, "kind": "rules", "added": [], "replaced": [], "disabled": []}
-        for path in _files(root):
+        for path in reader.files(root):
             if not _is_rule_file(path):
                 continue
             mark = len(reader.errors)
@@ -322,7 +314,8 @@ def _rules(
                 continue
             rel = path.relative_to(root)
             test = path.with_name(path.stem + TEST_SUFFIX)
-            if test.is_file():
+            has_test = test.is_file()
+            if has_test:
                 reader.hash_only(test, root)  # its cases are part of the rulebase; they are read by 'test'
             rule = load_rule(
                 doc,
@@ -332,8 +325,7 @@ def _rules(
                 bases,
                 reader.errors,
                 overlay=root.name if n > 0 else None,
-                test_file=str(test) if test.is_file() else None,
-                trusted=trusted,
+                test_file=str(test) if has_test else None,
             )
             _tag(reader.errors, mark, path.stem)
             if rule is None:

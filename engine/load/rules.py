@@ -38,9 +38,9 @@ class Base:
         return self.doc.data  # type: ignore[no-any-return]
 
 
-def load_base(doc: Doc, stem: str, errors: list[InputError], trusted: bool = False) -> Base | None:
+def load_base(doc: Doc, stem: str, errors: list[InputError]) -> Base | None:
     """One base file; problems go to ``errors`` and give None."""
-    found = [] if trusted else check(doc, engine_schema("base"), "a rule base")
+    found = check(doc, engine_schema("base"), "a rule base")
     if found:
         errors.extend(found)
         return None
@@ -174,7 +174,6 @@ def load_rule(
     *,
     overlay: str | None = None,
     test_file: str | None = None,
-    trusted: bool = False,
 ) -> Rule | None:
     """One rule file, its base expanded; problems go to ``errors`` and give None."""
     if not isinstance(doc.data, dict):
@@ -188,7 +187,7 @@ def load_rule(
             )
         )
         return None
-    found = [] if trusted else check(doc, engine_schema("rule"), "a rule")
+    found = check(doc, engine_schema("rule"), "a rule")
     if found:
         errors.extend(found)
         return None

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, closest
+from .fastcheck import Check, Compiler, Unsupported
 from .yamlsrc import Doc
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
@@ -63,16 +65,36 @@ def _validator(schema: dict[str, Any]) -> Any:
     return cls(schema, registry=registry)
 
 
-_VALIDATORS: dict[int, tuple[Any, dict[str, Any]]] = {}  # id -> (validator, the schema it is for, kept alive)
+_VALIDATORS: dict[str, Any] = {}  # the schema's content -> its validator
+
+
+_RECENT: dict[int, tuple[dict[str, Any], str]] = {}  # id -> (the schema, held so the id stays its own; key)
+_RECENT_MAX = 32
+
+
+def _content_key(schema: dict[str, Any]) -> str:
+    """A schema's identity by content: a rulebase loaded again reuses what was made for the last one.
+
+    Writing a schema out costs about 0.1 ms, once per checked file; the last few schemas seen keep
+    their key (each held, so that its id cannot pass to another object meanwhile).
+    """
+    hit = _RECENT.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    key = json.dumps(schema, sort_keys=True)
+    if len(_RECENT) >= _RECENT_MAX:
+        del _RECENT[next(iter(_RECENT))]
+    _RECENT[id(schema)] = (schema, key)
+    return key
 
 
 def validator_for(schema: dict[str, Any]) -> Any:
     """A validator for one of the schemas, made once."""
-    key = id(schema)
+    key = _content_key(schema)
     v = _VALIDATORS.get(key)
     if v is None:
-        v = _VALIDATORS[key] = (_validator(schema), schema)
-    return v[0]
+        v = _VALIDATORS[key] = _validator(schema)
+    return v
 
 
 def _path_text(path: Any) -> str:
@@ -199,8 +221,46 @@ def _translate(doc: Doc, error: Any, what: str, root: dict[str, Any] | None = No
     )
 
 
+_FAST: dict[str, Check | None] = {}  # the schema's content -> its fast check (None: jsonschema only)
+
+
+@cache
+def _engine_schemas() -> dict[str, dict[str, Any]]:
+    schemas = {}
+    for path in sorted(SCHEMA_DIR.glob("*.schema.json")):
+        contents = json.loads(path.read_text(encoding="utf-8"))
+        schemas[contents["$id"]] = contents
+    return schemas
+
+
+def fast_check(schema: dict[str, Any]) -> Check | None:
+    """The compiled yes/no check for a schema, or None when it uses what ``fastcheck`` does not know."""
+    key = _content_key(schema)
+    if key not in _FAST:
+        compiler = Compiler({**_engine_schemas(), **({schema["$id"]: schema} if "$id" in schema else {})})
+        try:
+            found: Check | None = compiler.compile(schema, schema.get("$id", ""))
+        except (Unsupported, re.error):
+            found = None
+        _FAST[key] = found
+    return _FAST[key]
+
+
+def valid(data: Any, schema: dict[str, Any]) -> bool:
+    """Whether ``data`` satisfies ``schema`` (fast when it can be)."""
+    fast = fast_check(schema)
+    if fast is not None:
+        try:
+            return fast(data)
+        except Exception:  # pragma: no cover - any doubt goes to jsonschema
+            pass
+    return not any(True for _ in validator_for(schema).iter_errors(data))
+
+
 def check(doc: Doc, schema: dict[str, Any], what: str, limit: int = 10) -> list[InputError]:
     """All schema violations of ``doc``, in file order."""
+    if valid(doc.data, schema):
+        return []
     errors = list(validator_for(schema).iter_errors(doc.data))
     # a misspelt key also makes the real one "missing": report only the misspelling
     typos = set()

@@ -214,7 +214,10 @@ class InputSchema:
         self, path: Any, catalogs: Mapping[str, Catalog], display: str | None = None, text: str | None = None
     ) -> Workload:
         """A workload file (or text) -> a validated Workload."""
-        doc = parse(text, display or str(path)) if text is not None else load(path, display)
+        if text is not None:
+            doc = parse(text, display or str(path), "workload")
+        else:
+            doc = load(path, display, "workload")
         return self.from_doc(doc, catalogs)
 
     def from_doc(self, doc: Doc, catalogs: Mapping[str, Catalog]) -> Workload:
@@ -582,6 +585,81 @@ class InputSchema:
 
     def _path_of(self, attr: str) -> tuple[str, ...] | None:
         return next((p for p, a in self.attr_of.items() if a == attr), None)
+
+
+_ATTR_TYPES = ("number", "integer", "string", "boolean", "list", "record", "scalar")
+_ANNOTATIONS: dict[str, type | tuple[type, ...]] = {
+    "x-attribute": str,
+    "x-quantity": bool,
+    "x-item": str,
+    "x-at-most": str,
+    "x-default-source": str,
+    "x-unit": str,
+    "x-report": bool,
+    "x-type": str,
+    "description": str,
+}
+
+
+def check_schema(schema: Any, file: str, text: str) -> None:
+    """The workload schema is a JSON Schema object whose annotations have the shapes the engine reads;
+    an input error at the first place where it is not.
+    """
+    import jsonschema
+
+    problem = _schema_problem(schema)
+    if problem is None:
+        try:
+            jsonschema.Draft202012Validator.check_schema(schema)
+        except jsonschema.SchemaError as error:
+            problem = (tuple(error.absolute_path), f"not a valid JSON Schema: {error.message[:200]}")
+    if problem is None:
+        return
+    path, message = problem
+    try:
+        doc: Doc | None = parse(text, file)
+    except InputError:  # pragma: no cover - JSON that is not also YAML: no positions
+        doc = None
+    line, col = doc.where(path) if doc else (1, 1)
+    raise InputError(
+        f"the workload schema: {message}" + (f" (at {'.'.join(map(str, path))})" if path else ""),
+        file=file,
+        line=line,
+        col=col,
+        snippet=doc.line_text(line) if doc else None,
+        help="start from the shipped knowledge/workload.schema.json; gpusizer reads its x- annotations",
+    )
+
+
+def _schema_problem(schema: Any) -> tuple[tuple[str | int, ...], str] | None:
+    """The first part of the schema the engine cannot read, or None."""
+    if not isinstance(schema, dict) or schema.get("type") != "object" or not isinstance(schema.get("properties"), dict):
+        return ((), "it must be a JSON Schema object with type: object and properties")
+    todo: list[tuple[tuple[str | int, ...], Any]] = [(("properties", k), v) for k, v in schema["properties"].items()]
+    while todo:
+        path, node = todo.pop(0)
+        if not isinstance(node, dict):
+            return (path, f"each property must be a schema object, not {type(node).__name__}")
+        for key, kind in _ANNOTATIONS.items():
+            if key in node and not isinstance(node[key], kind):
+                return ((*path, key), f"'{key}' must be {getattr(kind, '__name__', kind)}")
+        if "x-type" in node and node["x-type"] not in _ATTR_TYPES:
+            return ((*path, "x-type"), f"'x-type' must be one of {', '.join(_ATTR_TYPES)}")
+        spec = node.get("x-catalog")
+        if spec is not None and not (
+            isinstance(spec, dict) and isinstance(spec.get("catalog"), str) and isinstance(spec.get("key"), str)
+        ):
+            return ((*path, "x-catalog"), "'x-catalog' must be {catalog: <name>, key: <property>}")
+        when = node.get("x-only-when")
+        if when is not None and not (
+            isinstance(when, dict) and all(isinstance(k, str) and isinstance(v, list) for k, v in when.items())
+        ):
+            return ((*path, "x-only-when"), "'x-only-when' must map attribute names to lists of values")
+        if node.get("type") == "object" and "properties" in node:
+            if not isinstance(node["properties"], dict):
+                return ((*path, "properties"), "'properties' must be a mapping")
+            todo.extend(((*path, "properties", k), v) for k, v in node["properties"].items())
+    return None
 
 
 def _get(data: Any, path: tuple[str, ...]) -> tuple[bool, Any]:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from ..explain.record import plain
@@ -41,11 +43,69 @@ def environment(templates: Path | None = None) -> Any:
     return env
 
 
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+_MD_SPECIAL = re.compile(r"([\\`*\[\]<>|&])")
+
+
+def safe_url(url: str) -> bool:
+    """A URL a report may turn into a link: http(s), or relative (no scheme, not '//host')."""
+    if not url or any(ch.isspace() or not ch.isprintable() for ch in url) or "\\" in url:
+        return False
+    scheme = _SCHEME.match(url)
+    if scheme:
+        return scheme.group(1).lower() in ("http", "https") and url[len(scheme.group(0)) :].startswith("//")
+    return not url.startswith("//")
+
+
+def safe_links(value: Any) -> Any:
+    """A copy of a document in which a source's URL that is not safe to link is moved into its text."""
+    if isinstance(value, list):
+        return [safe_links(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {k: safe_links(v) for k, v in value.items()}
+    url = out.get("url")
+    if "doc" in out and isinstance(url, str) and not safe_url(url):
+        del out["url"]
+        out["doc"] = f"{out['doc']} [not a web link: {url}]"
+    return out
+
+
+def markdown_text(value: Any) -> Any:
+    """A copy with every text made inert in Markdown: no HTML, links, code spans, emphasis,
+    table cells or line breaks can come out of it (the characters are escaped, line breaks are spaces).
+    """
+    if isinstance(value, str):
+        return _MD_SPECIAL.sub(r"\\\1", " ".join(value.splitlines()))
+    if isinstance(value, list):
+        return [markdown_text(v) for v in value]
+    if isinstance(value, dict):
+        return {markdown_text(k): markdown_text(v) for k, v in value.items()}
+    return value
+
+
+def _fenced(value: Any) -> Any:
+    """A copy whose texts cannot close a fenced code block (a run of three backticks)."""
+    if isinstance(value, str):
+        return value.replace("```", "\u02cb\u02cb\u02cb")
+    if isinstance(value, list):
+        return [_fenced(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _fenced(v) for k, v in value.items()}
+    return value
+
+
 def render(result: Result, fmt: str, templates: Path | None = None, layout: str = "auto") -> str:
-    """One recommendation in a report format: json, text, markdown or html."""
+    """One recommendation in a report format: json, text, markdown or html.
+
+    In HTML and Markdown only http(s) and relative URLs become links; Markdown escapes the
+    workload's and the rules' text, so that no value can add markup.
+    """
     if fmt == "json":
         return to_json(document(result))
     doc = document(result)
+    if fmt in ("html", "markdown"):
+        doc = safe_links(doc)
     tmpl = environment(templates).get_template(f"recommend.{FORMATS[fmt]}.j2")
     extra = {}
     if fmt == "html":
@@ -57,6 +117,8 @@ def render(result: Result, fmt: str, templates: Path | None = None, layout: str 
     attributes = {
         name: {"unit": a.unit, "description": a.description} for name, a in result.rulebase.attributes.items()
     }
+    if fmt == "markdown":
+        doc, attributes = markdown_text(doc), markdown_text(attributes)
     return str(tmpl.render(doc=doc, c=doc["conclusions"], i=doc["inputs"], attributes=attributes, **extra))
 
 
@@ -66,4 +128,7 @@ def render_explain(result: Result, attr: str, fmt: str, depth: int | None = None
     if fmt == "json":
         return to_json(plain(tree))
     tmpl = environment(templates).get_template(f"explain.{FORMATS[fmt]}.j2")
-    return str(tmpl.render(tree=tree, workload=result.workload))
+    workload: Any = result.workload
+    if fmt == "markdown":  # the tree is shown in a fenced block, the name in a heading
+        tree, workload = _fenced(plain(tree)), SimpleNamespace(name=markdown_text(result.workload.name))
+    return str(tmpl.render(tree=tree, workload=workload))

@@ -1,0 +1,627 @@
+"""The attack corpus: hostile and oversized inputs, each with its exact exit code and message.
+
+Every case builds its inputs in a temporary directory (workloads, rule and knowledge overlays,
+decision records, output paths), runs ``gpusizer`` on them in a subprocess of its own (so that a
+crash or a hang fails the case instead of killing the test run), and is compared with
+``tests/attacks/expected/<case>.txt``: the exit code, standard error, and for the cases that must
+still deliver a report, the first line of standard output. ``python tests/update_golden.py``
+writes the expected files; review the diff.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import resource
+import shutil
+import stat
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EXPECTED = ROOT / "tests" / "attacks" / "expected"
+EXAMPLE = "examples/llama2-70b-chat.yaml"
+TIMEOUT = 120  # seconds; a case that takes longer is a hang
+MEMORY = 3 << 30  # bytes of address space a case may use
+
+
+@dataclass
+class Case:
+    """One attack: what it builds, how gpusizer is run on it, and what must come back."""
+
+    name: str
+    kind: str  # workload, rules, knowledge, record, output
+    build: Callable[[Path], list[str]]  # writes the inputs under tmp, returns the argv
+    env: dict[str, str] = field(default_factory=dict)
+    stdout: str | None = None  # a file (under tmp) that standard output goes to, e.g. /dev/full
+    show_stdout: bool = False  # the expectation includes standard output's first line
+    show_files: str | None = None  # a folder under tmp whose listing the expectation includes
+
+
+@dataclass
+class Outcome:
+    code: int | str  # the exit code, or 'crash (signal N)' / 'hang'
+    out: str
+    err: str
+
+
+def _limit() -> None:  # pragma: no cover - runs in the child
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
+
+
+def run(argv: list[str], tmp: Path, env: dict[str, str] | None = None, stdout: str | None = None) -> Outcome:
+    """gpusizer in a subprocess of its own, from the repository root, bounded in time and memory."""
+    full = dict(os.environ, **(env or {}))
+    full.pop("GPUSIZER_DEBUG", None)
+    sink = open(stdout, "wb") if stdout else subprocess.PIPE
+    try:
+        p = subprocess.run(
+            [sys.executable, "-m", "engine", *argv],
+            cwd=ROOT,
+            env=full,
+            stdout=sink,
+            stderr=subprocess.PIPE,
+            timeout=TIMEOUT,
+            preexec_fn=_limit,
+        )
+    except subprocess.TimeoutExpired:
+        return Outcome("hang", "", "")
+    finally:
+        if stdout:
+            sink.close()
+    out = "" if stdout else p.stdout.decode("utf-8", "replace")
+    err = p.stderr.decode("utf-8", "replace")
+    code: int | str = p.returncode if p.returncode >= 0 else f"crash (signal {-p.returncode})"
+    return Outcome(code, normalise(out, tmp), normalise(err, tmp))
+
+
+_HEX = re.compile(r"\b(?=[0-9]*[a-f])[0-9a-f]{12,64}\b")  # a hash has a letter; a long number need not
+
+
+def normalise(text: str, tmp: Path) -> str:
+    """Temporary paths as <tmp>, hashes as <hex> (they change with every rulebase)."""
+    return _HEX.sub("<hex>", text.replace(str(tmp), "<tmp>"))
+
+
+def expectation(case: Case, outcome: Outcome, tmp: Path) -> str:
+    text = f"exit {outcome.code}\n{outcome.err}"
+    if case.show_stdout:
+        first = outcome.out.splitlines()[0] if outcome.out else ""
+        text += f"--- first line of standard output\n{first}\n"
+    if case.show_files is not None:
+        folder = tmp / case.show_files
+        listing = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else ["(no folder)"]
+        text += f"--- files in {case.show_files}/\n" + "".join(f"{name}\n" for name in listing)
+    return text
+
+
+# -- builders --------------------------------------------------------------------------------------
+
+WORKLOAD = "name: attack\ntask: inference\nmodel: {name: llama-2-7b}\n"
+
+
+def workload(text: str, *extra: str) -> Callable[[Path], list[str]]:
+    def build(tmp: Path) -> list[str]:
+        path = tmp / "w.yaml"
+        path.write_bytes(text.encode("utf-8") if isinstance(text, str) else text)
+        return ["recommend", str(path), *extra]
+
+    return build
+
+
+def raw_workload(data: bytes) -> Callable[[Path], list[str]]:
+    def build(tmp: Path) -> list[str]:
+        path = tmp / "w.yaml"
+        path.write_bytes(data)
+        return ["recommend", str(path)]
+
+    return build
+
+
+def laughs() -> str:
+    lines = ['  a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for i in range(1, 9):
+        prev, me = chr(96 + i), chr(97 + i)
+        lines.append(f"  {me}: &{me} [{', '.join(['*' + prev] * 9)}]")
+    return WORKLOAD + "gpu:\n  prefer:\n" + "\n".join("  " + ln for ln in lines) + "\n"
+
+
+def config(text: str | None) -> Callable[[Path], list[str]]:
+    """A workload whose model is read from a config.json beside it (None: a named pipe there)."""
+
+    def build(tmp: Path) -> list[str]:
+        if text is None:
+            os.mkfifo(tmp / "config.json")
+        else:
+            (tmp / "config.json").write_text(text)
+        (tmp / "w.yaml").write_text("name: attack\ntask: inference\nmodel:\n  config: config.json\n")
+        return ["recommend", str(tmp / "w.yaml")]
+
+    return build
+
+
+LLAMA_CONFIG = (ROOT / "examples" / "configs" / "Llama-3.1-8B.config.json").read_text(encoding="utf-8")
+
+
+def llama_config(old: str, new: str) -> str:
+    """The Llama config.json with one edit (which must apply)."""
+    assert old in LLAMA_CONFIG, old
+    return LLAMA_CONFIG.replace(old, new, 1)
+
+
+def fifo(tmp: Path) -> list[str]:
+    path = tmp / "pipe.yaml"
+    os.mkfifo(path)
+    return ["recommend", str(path)]
+
+
+def directory(tmp: Path) -> list[str]:
+    (tmp / "dir.yaml").mkdir()
+    return ["recommend", str(tmp / "dir.yaml")]
+
+
+ATTRIBUTES = (
+    "attributes:\n  site.extra_gb:\n    type: number\n    unit: GB\n    combine: max\n"
+    "    description: A site's own figure.\n"
+)
+
+
+def rules(*rules_: tuple[str, str], attributes: str = ATTRIBUTES, workload_path: str = EXAMPLE):
+    """An overlay of rules (id, text after 'summary'), laid over the shipped rulebase."""
+
+    def build(tmp: Path) -> list[str]:
+        site = tmp / "site"
+        (site / "site").mkdir(parents=True)
+        (site / "_attributes.yaml").write_text(attributes)
+        for rid, body in rules_:
+            (site / "site" / f"{rid}.yaml").write_text(f"id: {rid}\nsummary: An attack.\n{body}")
+        return ["recommend", workload_path, "--rules", str(site)]
+
+    return build
+
+
+def many(n: int, when: str) -> Callable[[Path], list[str]]:
+    """n rules; ``when`` may use {i} (the rule's number) and {m} (it modulo 97)."""
+    return rules(
+        *[(f"r{i}", f"when:\n{when.format(i=i, m=i % 97)}then:\n  site.extra_gb: {i}\n{SOURCE}") for i in range(n)]
+    )
+
+
+SOURCE = "source: {doc: attack, note: a test of limits}\n"
+
+
+def rule(when: str, then: str = "  site.extra_gb: 1\n", let: str = "") -> Callable[[Path], list[str]]:
+    return rules(("attack", f"when:\n{when}{let}then:\n{then}{SOURCE}"))
+
+
+def knowledge(files: dict[str, str]) -> Callable[[Path], list[str]]:
+    def build(tmp: Path) -> list[str]:
+        site = tmp / "site-knowledge"
+        site.mkdir()
+        for name, text in files.items():
+            (site / name).write_text(text)
+        return ["recommend", EXAMPLE, "--knowledge", str(site)]
+
+    return build
+
+
+def catalog(fields: str, item: str, name: str = "dimm") -> str:
+    declared = "\n" + fields if fields else " {}\n"
+    return (
+        f"catalog: {name}\ndescription: A site's list.\nfields:{declared}items:\n"
+        f"  - id: site-item\n    name: Site item\n    source: {{doc: site}}\n{item}"
+    )
+
+
+def wide_catalog(tmp: Path) -> list[str]:
+    """A catalog of 300 fields (an item fact of durable-rules holds at most 255 properties) and a rule on it."""
+    fields = "".join(f"  f{i}:\n    type: integer\n    description: Field {i}.\n" for i in range(300))
+    item = "".join(f"    f{i}: {i}\n" for i in range(300))
+    site = tmp / "site-knowledge"
+    site.mkdir()
+    (site / "wide.yaml").write_text(catalog(fields, item, "wide"))
+    argv = rules(
+        (
+            "wide-rule",
+            "when:\n  - item: wide\n    as: w\n    where:\n      f299: {gt: 10}\n      f7: 7\n"
+            f"then:\n  site.extra_gb: w.f250\n{SOURCE}",
+        )
+    )(tmp)
+    return [*argv, "--knowledge", str(site)]
+
+
+def schema_overlay(text: str) -> Callable[[Path], list[str]]:
+    return knowledge({"workload.schema.json": text})
+
+
+_RECORDS: dict[bool, Path] = {}
+
+
+def keygen(path: Path) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "engine", "audit", "keygen", str(path)], cwd=ROOT, check=True, stdout=subprocess.DEVNULL
+    )
+
+
+def _base_record(signed: bool) -> Path:
+    """The record of the llama example (and its key when signed), written once per test run."""
+    if signed not in _RECORDS:
+        import tempfile
+
+        where = Path(tempfile.mkdtemp(prefix="gpusizer-attack-records-"))
+        env = dict(os.environ, SOURCE_DATE_EPOCH="1767225600")
+        argv = [sys.executable, "-m", "engine", "recommend", EXAMPLE, "--record", str(where / "records")]
+        if signed:
+            keygen(where / "key")
+            argv += ["--key", str(where / "key")]
+        subprocess.run(argv, cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
+        _RECORDS[signed] = where
+    return _RECORDS[signed]
+
+
+def record(mutate: Callable[[dict], dict | str | bytes] | None = None, *, key: bool = False, verify_key: str = "same"):
+    """A record of the llama example (signed when ``key``), changed by ``mutate``, then verified."""
+
+    def build(tmp: Path) -> list[str]:
+        base = _base_record(key)
+        (source,) = (base / "records").glob("*.json")
+        path = tmp / source.name
+        shutil.copy(source, path)
+        if key:
+            shutil.copy(base / "key", tmp / "key")
+        if mutate is not None:
+            changed = mutate(json.loads(path.read_text()))
+            if isinstance(changed, dict):
+                changed = json.dumps(changed, indent=2)
+            path.write_bytes(changed if isinstance(changed, bytes) else changed.encode())
+        out = ["audit", "verify", str(path)]
+        if verify_key == "same" and key:
+            out += ["--key", str(tmp / "key")]
+        elif verify_key == "other":
+            keygen(tmp / "other")
+            out += ["--key", str(tmp / "other")]
+        return out
+
+    return build
+
+
+def canonical(rec: dict) -> bytes:
+    body = {k: v for k, v in rec.items() if k not in ("record_sha256", "signature")}
+    return json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def rehash(rec: dict) -> dict:
+    """What a forger does: recompute the unkeyed hash after an edit."""
+    rec["record_sha256"] = hashlib.sha256(canonical(rec)).hexdigest()
+    return rec
+
+
+def forge_conclusion(rec: dict) -> dict:
+    rec.pop("signature", None)
+    rec["conclusions"]["gpu.count"] = 1
+    return rehash(rec)
+
+
+def forge_from_scratch(rec: dict) -> dict:
+    """A small invented record: another rulebase hash, no firings, the conclusions copied."""
+    rec = {
+        "record": 2,
+        "gpusizer": rec["gpusizer"],
+        "created": rec["created"],
+        "workload": rec["workload"],
+        "defaults": {},
+        "rulebase": {"sha256": "ab" * 32, "rules": {}, "overlays": []},
+        "firings": [],
+        "conclusions": {"gpu.model": rec["conclusions"]["gpu.model"]},
+    }
+    return rehash(rec)
+
+
+def text_is_a_path(rec: dict) -> dict:
+    rec.pop("signature", None)
+    rec["workload"]["text"] = "/etc/passwd"
+    rec["workload"]["sha256"] = hashlib.sha256(b"/etc/passwd").hexdigest()
+    return rehash(rec)
+
+
+def duplicate_key(rec: dict) -> str:
+    """A forged 'conclusions' placed before the real one (a lenient reader keeps the last)."""
+    text = json.dumps(rec, indent=2)
+    return text.replace('  "conclusions": {', '  "conclusions": {"gpu.model": "forged"},\n  "conclusions": {', 1)
+
+
+def nan_value(rec: dict) -> str:
+    return re.sub(r'("gpu\.count": )[0-9]+', r"\1NaN", json.dumps(rec, indent=2), count=1)
+
+
+def flip_a_byte(rec: dict) -> bytes:
+    raw = json.dumps(rec, indent=2).encode()
+    i = raw.index(b'"gpu.count": ') + len(b'"gpu.count": ')
+    return raw[:i] + bytes([raw[i] ^ 1]) + raw[i + 1 :]
+
+
+def edit_signed(rec: dict) -> dict:
+    """An edit after signing, the unkeyed hash recomputed, the signature left as it was."""
+    rec["conclusions"]["gpu.count"] = 1
+    return rehash(rec)
+
+
+def deep_json(rec: dict) -> str:
+    return "[" * 100_000 + "]" * 100_000
+
+
+def output(*extra: str, make: Callable[[Path], None] | None = None) -> Callable[[Path], list[str]]:
+    def build(tmp: Path) -> list[str]:
+        if make:
+            make(tmp)
+        return ["recommend", EXAMPLE, *[a.replace("<tmp>", str(tmp)) for a in extra]]
+
+    return build
+
+
+def readonly_dir(tmp: Path) -> None:
+    d = tmp / "ro"
+    d.mkdir()
+    d.chmod(stat.S_IRUSR | stat.S_IXUSR)
+
+
+def a_file(tmp: Path) -> None:
+    (tmp / "file").write_text("x")
+
+
+def same_names(tmp: Path) -> list[str]:
+    for d in ("a", "b"):
+        (tmp / d).mkdir()
+        shutil.copy(ROOT / EXAMPLE, tmp / d / "chat.yaml")
+    return ["recommend", str(tmp / "a" / "chat.yaml"), str(tmp / "b" / "chat.yaml"), "-o", str(tmp / "out")]
+
+
+NAN_WORKLOAD = WORKLOAD + "dataset: {size_gb: .nan}\n"
+
+
+def batch(*extra: str) -> Callable[[Path], list[str]]:
+    """Two good workloads around a bad one (a NaN): the good ones still get their reports."""
+
+    def build(tmp: Path) -> list[str]:
+        (tmp / "bad.yaml").write_text(NAN_WORKLOAD)
+        good = ["examples/llama2-70b-chat.yaml", "examples/gpt2-finetune-personal.yaml"]
+        return ["recommend", good[0], str(tmp / "bad.yaml"), good[1], *[a.replace("<tmp>", str(tmp)) for a in extra]]
+
+    return build
+
+
+def gpu_card(fields: str) -> Callable[[Path], list[str]]:
+    """A site's GPU catalog adding one card with the given fields."""
+    return knowledge({"gpus.yaml": catalog("", fields, "gpu")})
+
+
+def loose_key(tmp: Path) -> list[str]:
+    (tmp / "key").write_text("k" * 64)
+    (tmp / "key").chmod(0o644)
+    return ["recommend", EXAMPLE, "--record", str(tmp / "r"), "--key", str(tmp / "key")]
+
+
+def short_key(tmp: Path) -> list[str]:
+    (tmp / "key").write_text("short")
+    (tmp / "key").chmod(0o600)
+    return ["recommend", EXAMPLE, "--record", str(tmp / "r"), "--key", str(tmp / "key")]
+
+
+# -- the corpus ------------------------------------------------------------------------------------
+
+CASES = [
+    # workloads: YAML that fails to construct, non-finite numbers, limits, files that are not files
+    Case("nan-in-dataset", "workload", workload(WORKLOAD + "dataset: {size_gb: .nan}\n")),
+    Case("inf-in-budget", "workload", workload(WORKLOAD + "budget: {amount: .inf}\n")),
+    Case("overflowing-float", "workload", workload(WORKLOAD + "budget: {amount: 1e999}\n")),
+    Case("huge-integer", "workload", workload(WORKLOAD + "batch_size: 1" + "0" * 400 + "\n")),
+    Case("subnormal-float-is-fine", "workload", workload(WORKLOAD + "dataset: {size_gb: 5e-324}\n")),
+    Case("int-tag-on-empty-text", "workload", workload("name: !!int ''\ntask: inference\nmodel: {name: gpt2}\n")),
+    Case("bool-tag-maybe", "workload", workload(WORKLOAD + "needs_fp64: !!bool maybe\n")),
+    Case("bad-timestamp", "workload", workload("name: !!timestamp 2020-13-45\ntask: inference\nmodel: {name: gpt2}\n")),
+    Case("impossible-date-as-name", "workload", workload("name: 2023-02-30\ntask: inference\nmodel: {name: gpt2}\n")),
+    Case("date-as-name", "workload", workload("name: 2024-01-01\ntask: inference\nmodel: {name: gpt2}\n")),
+    Case("binary-tag", "workload", workload("name: !!binary aGVsbG8=\ntask: inference\nmodel: {name: gpt2}\n")),
+    Case("unknown-tag", "workload", workload("name: !shell rm -rf /\ntask: inference\nmodel: {name: gpt2}\n")),
+    Case("python-object-tag", "workload", workload(WORKLOAD + "gpu: !!python/object/apply:os.system ['id']\n")),
+    Case("set-tag", "workload", workload(WORKLOAD + "gpu: !!set {a, b}\n")),
+    Case("recursive-alias", "workload", workload("name: &a [*a]\ntask: inference\nmodel: {name: gpt2}\n")),
+    Case("undefined-alias", "workload", workload("name: *nowhere\ntask: inference\nmodel: {name: gpt2}\n")),
+    Case("billion-laughs", "workload", workload(laughs())),
+    Case("deep-flow-nesting", "workload", workload(WORKLOAD + "gpu: " + "[" * 100_000 + "]" * 100_000 + "\n")),
+    Case(
+        "deep-block-nesting",
+        "workload",
+        workload(WORKLOAD + "".join(f"{'  ' * i}k{i}:\n" for i in range(100)) + "  " * 100 + "x: 1\n"),
+    ),
+    Case(
+        "merge-key-works", "workload", workload("name: m\ntask: inference\nmodel:\n  <<: {name: gpt2}\n  layers: 12\n")
+    ),
+    Case("second-document", "workload", workload(WORKLOAD + "---\nname: other\n")),
+    Case("control-character", "workload", raw_workload(b"name: at\x01tack\ntask: inference\nmodel: {name: gpt2}\n")),
+    Case(
+        "escaped-terminal-control",
+        "workload",
+        workload('name: "\\e[2Jcleared"\ntask: inference\nmodel: {name: gpt2}\n'),
+    ),
+    Case("not-utf8", "workload", raw_workload(b"name: caf\xe9\ntask: inference\nmodel: {name: gpt2}\n")),
+    Case(
+        "name-of-70000-characters",
+        "workload",
+        workload(f"name: {'a' * 70_000}\ntask: inference\nmodel: {{name: gpt2}}\n"),
+    ),
+    Case("file-of-17-mib", "workload", workload(f"name: {'a' * (17 << 20)}\ntask: inference\nmodel: {{name: gpt2}}\n")),
+    Case(
+        "name-of-17-mib-with-raised-limits",
+        "workload",
+        workload(
+            f"name: {'a' * (17 << 20)}\ntask: inference\nmodel: {{name: gpt2}}\n", "--format", "json", "-o", "/dev/null"
+        ),
+        env={"GPUSIZER_MAX_FILE_MB": "32", "GPUSIZER_MAX_TEXT": "20000000"},
+    ),
+    Case("bad-limit-variable", "workload", workload(WORKLOAD), env={"GPUSIZER_MAX_NODES": "lots"}),
+    Case("named-pipe", "workload", fifo),
+    Case("dev-zero", "workload", lambda tmp: ["recommend", "/dev/zero"]),
+    Case("directory", "workload", directory),
+    # a model's config.json, read for a workload
+    Case("config-a-named-pipe", "workload", config(None)),
+    Case("config-nan", "workload", config(llama_config('"rms_norm_eps": 1e-05', '"rms_norm_eps": NaN'))),
+    Case(
+        "config-duplicate-key",
+        "workload",
+        config(llama_config('"hidden_size": 4096', '"hidden_size": 1, "hidden_size": 4096')),
+    ),
+    Case("config-deep-nesting", "workload", config('{"a": ' + "[" * 5000 + "]" * 5000 + "}")),
+    Case("config-not-an-object", "workload", config("[1, 2]")),
+    # rules: what reached durable-rules' fixed limits, and expressions that ran away
+    Case("in-list-of-511", "rules", rule("  - batch_size: {in: [" + ", ".join(map(str, range(511))) + "]}\n")),
+    Case("in-list-of-600", "rules", rule("  - batch_size: {in: [" + ", ".join(map(str, range(600))) + "]}\n")),
+    Case(
+        "ref-divides-by-zero",
+        "rules",
+        rule("  - batch_size: {gt: {ref: 'sequence_length / (batch_size - batch_size)'}}\n"),
+    ),
+    Case("then-divides-by-zero", "rules", rule("  - batch_size: {gt: 0}\n", "  site.extra_gb: batch_size / 0\n")),
+    Case("200-rules-one-condition", "rules", many(200, "  - task: inference\n")),
+    Case("300-rules-one-condition", "rules", many(300, "  - scenario.effective: sme\n")),
+    Case("1000-rules-one-condition", "rules", many(1000, "  - task: inference\n")),
+    Case(
+        "2000-ordering-tests-on-two-attributes",
+        "rules",
+        many(2000, "  - batch_size: {{gt: {m}}}\n  - sequence_length: {{lte: {i}00000}}\n"),
+    ),
+    Case("operator-chain-of-5000", "rules", rule("  - batch_size: {gt: {ref: '" + "+".join(["1"] * 4999) + "'}}\n")),
+    Case("bool-chain-of-5000", "rules", rule("  - batch_size: {gt: {ref: '" + " or ".join(["0"] * 1500) + "'}}\n")),
+    Case("nan-in-condition", "rules", rule("  - batch_size: {gt: .nan}\n")),
+    Case("inf-in-condition", "rules", rule("  - batch_size: {lt: .inf}\n")),
+    Case("subnormal-in-condition", "rules", rule("  - batch_size: {gt: 5e-324}\n")),
+    Case(
+        "let-doubles-a-text",
+        "rules",
+        rule(
+            "  - batch_size: {gt: 0}\n",
+            "  site.extra_gb: len(s25)\n",
+            "let:\n  s0: \"'ab'\"\n" + "".join(f"  s{i}: s{i - 1} + s{i - 1}\n" for i in range(1, 26)),
+        ),
+    ),
+    Case(
+        "let-copies-a-long-list",
+        "rules",
+        rule(
+            "  - batch_size: {gt: 0}\n",
+            "  site.extra_gb: len(l40)\n",
+            "let:\n  l0: '[1, 2, 3, 4, 5, 6, 7, 8]'\n"
+            + "".join(f"  l{i}: l{i - 1} + l{i - 1}\n" for i in range(1, 16))
+            + "".join(f"  l{i}: l{i - 1} + [1]\n" for i in range(16, 41)),
+        ),
+    ),
+    Case(
+        "let-squares-an-integer",
+        "rules",
+        rule(
+            "  - batch_size: {gt: 0}\n",
+            "  site.extra_gb: n9\n",
+            "let:\n  n0: 3\n" + "".join(f"  n{i}: n{i - 1} * n{i - 1}\n" for i in range(1, 10)),
+        ),
+    ),
+    Case("power-tower", "rules", rule("  - batch_size: {gt: 0}\n", "  site.extra_gb: 2 ** 10 ** 10\n")),
+    Case("dunder-escape", "rules", rule("  - batch_size: {gt: 0}\n", "  site.extra_gb: batch_size.__class__\n")),
+    # knowledge: non-finite and absurd values, a workload schema that is not one, a very wide catalog
+    Case(
+        "nan-in-catalog",
+        "knowledge",
+        knowledge(
+            {"dimms.yaml": catalog("  size_gb:\n    type: number\n    description: Size.\n", "    size_gb: .nan\n")}
+        ),
+    ),
+    Case("zero-size-dimm", "knowledge", knowledge({"dimms.yaml": catalog("", "    size_gb: 0\n")})),
+    Case(
+        "negative-currency",
+        "knowledge",
+        knowledge({"currencies.yaml": catalog("", "    cny_per_unit: -7\n", "currency")}),
+    ),
+    Case(
+        "overlay-cannot-widen-bounds",
+        "knowledge",
+        knowledge(
+            {
+                "dimms.yaml": catalog(
+                    "  size_gb:\n    type: integer\n    description: Size.\n    minimum: -100\n", "    size_gb: -8\n"
+                )
+            }
+        ),
+    ),
+    Case("workload-schema-a-list", "knowledge", schema_overlay("[]")),
+    Case("workload-schema-properties-a-list", "knowledge", schema_overlay('{"type": "object", "properties": []}')),
+    Case(
+        "workload-schema-property-not-a-schema",
+        "knowledge",
+        schema_overlay('{"type": "object", "properties": {"name": 3}}'),
+    ),
+    Case(
+        "workload-schema-bad-regex",
+        "knowledge",
+        schema_overlay('{"type": "object", "properties": {"name": {"type": "string", "pattern": "("}}}'),
+    ),
+    Case(
+        "workload-schema-duplicate-key",
+        "knowledge",
+        schema_overlay('{"type": "object", "type": "array", "properties": {}}'),
+    ),
+    Case("catalog-of-300-fields", "knowledge", wide_catalog),
+    Case("card-of-1e30-bytes", "knowledge", gpu_card("    vram_bytes: 1" + "0" * 30 + "\n")),
+    Case("card-of-zero-bytes", "knowledge", gpu_card("    vram_bytes: 0\n")),
+    Case("card-of-negative-bandwidth", "knowledge", gpu_card("    memory_bandwidth_gbs: -3350\n")),
+    Case("card-of-negative-price", "knowledge", gpu_card("    price_usd: -1\n")),
+    Case("card-of-zero-watts", "knowledge", gpu_card("    tdp_watts: 0\n")),
+    Case("card-of-fractional-watts", "knowledge", gpu_card("    tdp_watts: 350.5\n")),
+    Case(
+        "platform-of-zero-gpus",
+        "knowledge",
+        knowledge({"platforms.yaml": catalog("", "    max_gpus: 0\n", "platform")}),
+    ),
+    # decision records
+    Case("record-intact-unsigned", "record", record()),
+    Case("record-intact-signed", "record", record(key=True)),
+    Case("record-signed-checked-without-key", "record", record(key=True, verify_key="none")),
+    Case("record-signed-checked-with-other-key", "record", record(key=True, verify_key="other")),
+    Case("record-signed-then-edited", "record", record(edit_signed, key=True)),
+    Case("record-forged-conclusion", "record", record(forge_conclusion)),
+    Case("record-forged-from-scratch", "record", record(forge_from_scratch)),
+    Case("record-workload-text-is-a-path", "record", record(text_is_a_path)),
+    Case("record-duplicate-key", "record", record(duplicate_key)),
+    Case("record-missing-key", "record", record(lambda r: {k: v for k, v in r.items() if k != "firings"})),
+    Case("record-not-an-object", "record", record(lambda r: "[]")),
+    Case("record-wrong-type", "record", record(lambda r: dict(r, conclusions=[]))),
+    Case("record-nan", "record", record(nan_value)),
+    Case("record-deep-nesting", "record", record(deep_json)),
+    Case("record-byte-flipped", "record", record(flip_a_byte)),
+    Case(
+        "record-too-large-for-a-lowered-limit",
+        "record",
+        record(lambda r: json.dumps(r, indent=2) + " " * (2 << 20)),
+        env={"GPUSIZER_MAX_FILE_MB": "1"},
+    ),
+    # output paths
+    Case("output-onto-a-directory", "output", output("-o", "<tmp>", make=None)),
+    Case("output-to-dev-full", "output", output("-o", "/dev/full")),
+    Case("output-into-a-missing-folder", "output", output("-o", "<tmp>/missing/report.txt")),
+    Case("output-below-a-file", "output", output("-o", "<tmp>/file/report.txt", make=a_file)),
+    Case("standard-output-full", "output", output(), stdout="/dev/full"),
+    Case(
+        "record-below-a-file-still-delivers",
+        "output",
+        output("--record", "<tmp>/file/records", make=a_file),
+        show_stdout=True,
+    ),
+    Case("two-workloads-of-one-name", "output", same_names, show_files="out"),
+    Case("batch-with-one-bad-file", "output", batch("-o", "<tmp>/out"), show_files="out"),
+    Case("batch-with-one-bad-file-to-standard-output", "output", batch(), show_stdout=True),
+    Case("key-readable-by-others", "output", loose_key),
+    Case("key-too-short", "output", short_key),
+]

@@ -1,0 +1,525 @@
+"""A seeded fuzz of workloads and rule files: every input must give a result or a clean error.
+
+    python tests/fuzz.py [--seed N] [--seconds S] [--kind workloads|rules|both] [--cases N]
+
+Inputs are generated from the seed alone (case i of seed s is always the same input), so a
+failure is reproduced with ``--seed s --start i --cases 1``. They run in a worker subprocess; the
+parent watches it, so a crash (the worker dies) or a hang (no answer within ``HANG_S``) is counted
+against the case that caused it, and the worker is restarted after it.
+
+* workloads: the examples' YAML, mutated: nasty scalars (NaN, inf, huge and tiny numbers, YAML
+  tags that fail to construct, dates, control characters, long text), anchors and aliases, deep
+  nesting, duplicate and unknown keys, extra documents, truncation, stray bytes;
+* rules: overlays of generated rules over the shipped rulebase, from the rule language's grammar:
+  tests of every operator on every kind of attribute with edge operands, long ``in`` lists,
+  ``ref`` expressions (divisions by zero included), joins, ``not``, ``any``, ``let`` chains; each
+  overlay runs under both backends, which must agree.
+
+A clean error is a gpusizer error (exit 2): an input, rule or output error with a message. Any
+other exception is a bug, counted as a crash; so is a worker that dies, and a backend disagreement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import select
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HANG_S = 30.0
+MEMORY = 3 << 30
+
+# -- workloads -------------------------------------------------------------------------------------
+
+NASTY = [
+    ".nan",
+    ".NaN",
+    ".inf",
+    "-.inf",
+    "1e999",
+    "-1e999",
+    "5e-324",
+    "-0.0",
+    "0",
+    "-1",
+    "1" + "0" * 400,
+    "!!int ''",
+    "!!bool maybe",
+    "!!float abc",
+    "!!timestamp 2020-13-45",
+    "2023-02-30",
+    "2024-01-01",
+    "!!binary aGVsbG8=",
+    "!shell id",
+    "!!python/object/apply:os.system ['id']",
+    "~",
+    "''",
+    '"\\e[2J"',
+    '"\\x00"',
+    "0x1F",
+    "0o17",
+    "1_000",
+    "1:30",
+    "yes",
+    "on",
+    ".5",
+    "1e-5",
+    "70B",
+    "6.7b",
+    "125M",
+    "nan",
+    "[]",
+    "{}",
+    "[1, [2, [3]]]",
+    "{a: {b: {c: 1}}}",
+    "*undefined",
+    "&x 1",
+    "!!set {a, b}",
+    "!!omap [a: 1]",
+    "'\u202e\u0645'",
+    "'💥'",
+    "|\n  multi\n  line",
+    "!!str 12",
+    "true",
+    "null",
+    "'auto'",
+    "3.0",
+    "1e308",
+    "-1e308",
+    "9007199254740993",
+    "-9223372036854775809",
+]
+KEYS = ["name", "task", "precision", "batch_size", "sequence_length", "optimizer", "scenario", "needs_fp64", "bogus"]
+
+
+def _long_text(rng: random.Random) -> str:
+    return "'" + rng.choice("ab<>[]|`*&\\") * rng.choice([100, 4097, 70_000]) + "'"
+
+
+def mutate_workload(rng: random.Random, text: str) -> bytes:
+    lines = text.splitlines()
+    for _ in range(rng.randint(1, 3)):
+        kind = rng.randrange(14)
+        i = rng.randrange(len(lines))
+        if kind <= 3 and ":" in lines[i]:  # a nasty value for an existing key
+            head = lines[i].split(":", 1)[0]
+            value = _long_text(rng) if rng.random() < 0.1 else rng.choice(NASTY)
+            lines[i] = f"{head}: {value}"
+        elif kind == 4:  # an extra key, maybe a duplicate or unknown one
+            lines.insert(rng.randrange(len(lines) + 1), f"{rng.choice(KEYS)}: {rng.choice(NASTY)}")
+        elif kind == 5:  # deep nesting
+            depth = rng.choice([10, 63, 65, 200, 2000])
+            open_, close = rng.choice([("[", "]"), ("{a: ", "}")])
+            lines.append(f"gpu: {open_ * depth}1{close * depth}")
+        elif kind == 6:  # alias expansion
+            lines.append("gpu:\n  prefer: &a [x, x, x, x, x, x, x, x, x, x]")
+            for j in range(rng.randint(1, 7)):
+                lines.append(f"  x{j}: &a{j} [{', '.join(['*a' if j == 0 else f'*a{j - 1}'] * 10)}]")
+        elif kind == 7:  # a control character or a stray byte
+            pos = rng.randrange(len(lines[i]) + 1)
+            lines[i] = lines[i][:pos] + rng.choice(["\x01", "\x1b", "\x7f", "\x85", "\ufffe", "\t"]) + lines[i][pos:]
+        elif kind == 8:  # truncated
+            cut = "\n".join(lines)
+            return cut[: rng.randrange(len(cut) + 1)].encode()
+        elif kind == 9:  # a second document
+            lines.insert(rng.randrange(len(lines) + 1), "---")
+        elif kind == 10:  # a merge key
+            lines.append("model:\n  <<: " + rng.choice(["{name: gpt2}", "*m", "[{layers: 2}, {layers: 3}]", "1"]))
+        elif kind == 11:  # a recursive alias
+            lines.append(f"{rng.choice(KEYS)}: &r [*r]")
+        elif kind == 12:  # tab indentation
+            lines[i] = "\t" + lines[i]
+        else:  # bytes flipped
+            raw = bytearray("\n".join(lines).encode())
+            for _ in range(rng.randint(1, 4)):
+                if raw:
+                    raw[rng.randrange(len(raw))] = rng.randrange(256)
+            return bytes(raw)
+    return ("\n".join(lines) + "\n").encode()
+
+
+def workload_case(seed: int, i: int) -> bytes:
+    rng = random.Random(f"w{seed}:{i}")
+    examples = sorted((ROOT / "examples").glob("*.yaml"))
+    return mutate_workload(rng, rng.choice(examples).read_text(encoding="utf-8"))
+
+
+# -- rules -----------------------------------------------------------------------------------------
+
+NUMBERS = [0, 1, -1, 2, 0.5, 1e-05, 5e-324, 1e308, -1e308, 2**53 + 1, 2**70, 7e9, 80, 4096, 1.5e-323]
+TEXTS = ["inference", "training", "fp16", "sme", "auto", "", "x" * 5000, "h100-sxm-80gb", "☃", "a'b\"c"]
+ATTRIBUTES_FILE = """attributes:
+  fuzz.max:
+    type: number
+    combine: max
+    description: A fuzzed number.
+  fuzz.sum:
+    type: number
+    combine: sum
+    description: A fuzzed total.
+  fuzz.notes:
+    type: list
+    items: string
+    combine: union
+    description: Fuzzed notes.
+  fuzz.label:
+    type: string
+    description: A fuzzed label.
+"""
+FUNCS = ["ceil", "floor", "round", "abs", "min", "max", "log2", "sqrt", "next_pow2", "len", "text", "sum"]
+
+
+class RuleGen:
+    def __init__(self, rng: random.Random, names: dict[str, list[str]], catalogs: dict[str, list[tuple[str, str]]]):
+        self.rng = rng
+        self.names = names
+        self.catalogs = catalogs
+        self.alias_catalog: dict[str, str] = {}
+
+    def literal(self, kind: str | None = None):
+        r = self.rng
+        kind = kind or r.choice(["number", "text", "bool"])
+        if kind == "number":
+            return r.choice(NUMBERS)
+        if kind == "text":
+            return r.choice(TEXTS)
+        if kind == "bool":
+            return r.choice([True, False])
+        return None
+
+    def expr(self, depth: int = 0, aliases: tuple[str, ...] = ()) -> str:
+        r = self.rng
+        if depth > 4 or r.random() < 0.3:
+            pick = r.randrange(5)
+            if pick == 0:
+                return repr(r.choice(NUMBERS))
+            if pick == 1 and aliases:
+                alias = r.choice(aliases)
+                return f"{alias}.{r.choice(self.catalogs[self.alias_catalog[alias]])[0]}"
+            if pick == 2:
+                return r.choice(self.names["number"])
+            if pick == 3:
+                return repr(r.choice(TEXTS[:6]))
+            return r.choice(self.names["any"])
+        kind = r.randrange(7)
+        a, b = self.expr(depth + 1, aliases), self.expr(depth + 1, aliases)
+        if kind <= 2:
+            return f"({a} {r.choice(['+', '-', '*', '/', '//', '%', '**'])} {b})"
+        if kind == 3:
+            return f"{r.choice(FUNCS)}({a})" if r.random() < 0.7 else f"{r.choice(['min', 'max'])}({a}, {b})"
+        if kind == 4:
+            return f"({a} if {b} {r.choice(['<', '==', '!=', '>='])} {a} else {b})"
+        if kind == 5:
+            return f"[{a}, {b}]" if r.random() < 0.5 else f"({a} in [{b}, {a}])"
+        if depth == 0 and r.random() < 0.3:  # long chains of one operator (at the top only: sizes stay bounded)
+            leaf = r.choice([repr(r.choice(NUMBERS)), r.choice(self.names["number"])])
+            return r.choice(["+", " or ", " and ", " < "]).join([leaf] * r.choice([50, 150, 2000]))
+        return f"({a} + {b})"
+
+    def test(self, kind: str | None, is_list: bool = False) -> object:
+        r = self.rng
+        if is_list:
+            op = r.choice(["contains", "not_contains", "empty", "exists"])
+            if op in ("empty", "exists"):
+                return {op: r.choice([True, False])}
+            return {op: {"ref": self.expr(3)} if r.random() < 0.2 else self.literal("text")}
+        ops = ["eq", "ne", "in", "not_in", "exists", "ref"] + (
+            ["gt", "gte", "lt", "lte"] * 2 if kind == "number" else []
+        )
+        if r.random() < 0.05:  # now and then an operator that does not fit the attribute
+            ops += ["contains", "empty", "gt"]
+        op = r.choice(ops)
+        if op == "ref":
+            return {r.choice(["gt", "eq", "lte", "ne"] if kind == "number" else ["eq", "ne"]): {"ref": self.expr()}}
+        if op in ("in", "not_in"):
+            n = r.choice([1, 3, 32, 33, 200, 600])
+            mixed = r.random() < 0.2
+            return {op: [self.literal(r.choice(["number", "text", "bool"]) if mixed else kind) for _ in range(n)]}
+        if op in ("exists", "empty"):
+            return {op: r.choice([True, False])}
+        if op == "contains":
+            return {op: self.literal("text")}
+        if op == "eq" and r.random() < 0.3:
+            return self.literal(kind)
+        return {op: self.literal(kind if r.random() < 0.9 else None)}
+
+    def condition(self, aliases: list[str], depth: int = 0) -> dict:
+        r = self.rng
+        pick = r.randrange(10)
+        if pick <= 4:
+            kind = r.choice(["number", "text", "bool", "list", "any"])
+            name = r.choice(self.names[kind])
+            if kind == "any":
+                return {name: self.test(None, name in self.names["list"])}
+            return {name: self.test("text" if kind == "list" else kind, kind == "list")}
+        if pick <= 6:
+            catalog = r.choice(sorted(self.catalogs))
+            alias = f"a{len(self.alias_catalog)}"
+            self.alias_catalog[alias] = catalog
+            aliases.append(alias)
+            where = {}
+            for _ in range(r.randint(0, 3)):
+                field, ftype = r.choice(self.catalogs[catalog])
+                where[field] = (
+                    {r.choice(["gt", "lte", "eq"]): {"ref": self.expr(2, tuple(aliases[:-1]))}}
+                    if r.random() < 0.3
+                    else self.test({"integer": "number", "boolean": "bool", "string": "text"}.get(ftype, "number"))
+                )
+            return {"item": catalog, "as": alias, "where": where}
+        if pick == 7 and depth == 0:
+            inner = self.condition([], depth + 1)
+            return {"not": inner}
+        if pick == 8 and depth == 0:
+            return {"any": [[self.condition([], 1)] for _ in range(r.randint(2, 3))]}
+        return {r.choice(self.names["number"]): {"gt": {"ref": self.expr(0, tuple(aliases))}}}
+
+    def rule(self, rid: str) -> dict:
+        r = self.rng
+        aliases: list[str] = []
+        when = [self.condition(aliases) for _ in range(r.randint(0, 5))]
+        then: dict = {}
+        lets: dict = {}
+        if r.random() < 0.3:
+            for j in range(r.randint(1, 30)):
+                lets[f"v{j}"] = self.expr(2, tuple(aliases)) if j == 0 else f"v{j - 1} + v{j - 1}"
+        for attr in r.sample(["fuzz.max", "fuzz.sum", "fuzz.notes", "fuzz.label"], r.randint(1, 2)):
+            if attr in ("fuzz.notes", "fuzz.label"):
+                then[attr] = r.choice(["note {batch_size}", "{" + self.expr(3, tuple(aliases)) + "}", "plain", "{{x}}"])
+            else:
+                then[attr] = f"v{len(lets) - 1}" if lets and r.random() < 0.5 else self.expr(1, tuple(aliases))
+        out = {
+            "id": rid,
+            "summary": "A fuzzed rule.",
+            "when": when,
+            "then": then,
+            "source": {"doc": "fuzz", "note": "generated"},
+        }
+        if lets:
+            out["let"] = lets
+        return out
+
+
+def rule_case(
+    seed: int, i: int, names: dict[str, list[str]], catalogs: dict[str, list[tuple[str, str]]]
+) -> dict[str, str]:
+    """The files of one overlay: its attributes and 1-4 rules (rarely 300), some of them broken on purpose."""
+    import yaml
+
+    rng = random.Random(f"r{seed}:{i}")
+    gen = RuleGen(rng, names, catalogs)
+    count = 300 if rng.random() < 0.02 else rng.randint(1, 4)
+    files = {"_attributes.yaml": ATTRIBUTES_FILE}
+    for j in range(count):
+        text = yaml.safe_dump(gen.rule(f"fz-{j}"), sort_keys=False, allow_unicode=True, width=10_000)
+        if rng.random() < 0.1:
+            text = mutate_workload(rng, text).decode("utf-8", "replace")
+        files[f"fz/fz-{j}.yaml"] = text
+    return files
+
+
+# -- the worker --------------------------------------------------------------------------------------
+
+FIXED_WORKLOADS = [
+    "examples/llama2-70b-chat.yaml",
+    "examples/gpt2-finetune-personal.yaml",
+    "examples/hpc-fp64-bert.yaml",
+]
+
+
+def _names(rb) -> tuple[dict[str, list[str]], dict[str, list[tuple[str, str]]]]:
+    names: dict[str, list[str]] = {"number": [], "text": [], "bool": [], "list": [], "any": []}
+    for a in rb.attributes.values():
+        if a.type in ("number", "integer"):
+            names["number"].append(a.name)
+        elif a.type == "string":
+            names["text"].append(a.name)
+        elif a.type == "boolean":
+            names["bool"].append(a.name)
+        elif a.type == "list":
+            names["list"].append(a.name)
+        names["any"].append(a.name)
+    catalogs = {
+        c: [("id", "string"), *((f.name, f.type) for f in cat.fields.values())] for c, cat in rb.catalogs.items()
+    }
+    return names, catalogs
+
+
+def _clean(exc: BaseException) -> bool:
+    from engine.errors import GpusizerError
+
+    return isinstance(exc, GpusizerError) and exc.exit_code in (2, 73) and bool(exc.render().strip())
+
+
+def run_workload(rec, path: Path, rng: random.Random) -> str:
+    from engine.report.render import render
+
+    try:
+        result = rec.recommend(path)
+        if rng.random() < 0.3:
+            for fmt in ("json", "text", "markdown", "html"):
+                render(result, fmt, layout="python")
+        return "ok"
+    except Exception as exc:
+        if _clean(exc):
+            return "clean"
+        return f"bug: {type(exc).__name__}: {exc}"[:500]
+
+
+def run_rules(seed: int, i: int, tmp: Path, shipped, names, catalogs) -> str:
+    from engine import Recommender
+    from engine.backends import get_backend
+    from engine.plan.rulebase import load_rulebase
+    from engine.report.document import document
+
+    site = tmp / f"site-{i}"
+    for name, text in rule_case(seed, i, names, catalogs).items():
+        (site / name).parent.mkdir(parents=True, exist_ok=True)
+        (site / name).write_text(text, encoding="utf-8")
+    try:
+        rb = load_rulebase([shipped, site])
+    except Exception as exc:
+        return "clean" if _clean(exc) else f"bug: load: {type(exc).__name__}: {exc}"[:500]
+    answers: dict[str, list[str]] = {}
+    for backend in ("durable", "python"):
+        try:
+            rec = Recommender(rulebase=rb, backend=get_backend(backend))
+        except Exception as exc:
+            return f"bug: compile ({backend}): {type(exc).__name__}: {exc}"[:500]
+        with rec:
+            for w in FIXED_WORKLOADS:
+                try:
+                    answers.setdefault(backend, []).append(
+                        json.dumps(document(rec.recommend(ROOT / w)), sort_keys=True)
+                    )
+                except Exception as exc:
+                    if not _clean(exc):
+                        return f"bug: {backend} on {w}: {type(exc).__name__}: {exc}"[:500]
+                    answers.setdefault(backend, []).append(exc.render())
+    if answers["durable"] != answers["python"]:
+        return "mismatch: the durable and python backends disagree"
+    return "ok" if all(not a.startswith(("/", "site")) for a in answers["durable"]) else "clean"
+
+
+def worker(kind: str, seed: int, start: int) -> None:  # pragma: no cover - runs in the subprocess
+    if "asan" not in os.environ.get("LD_PRELOAD", ""):  # AddressSanitizer maps terabytes of shadow memory
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
+    from engine import Recommender
+    from engine.load.resources import data_dir
+    from engine.plan.rulebase import load_rulebase
+
+    shipped = data_dir("rules")
+    rb = load_rulebase()
+    names, catalogs = _names(rb)
+    rec = Recommender(rulebase=rb) if kind == "workloads" else None
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(start, 10**9):
+            print(f"start {i}", flush=True)
+            if kind == "workloads":
+                path = Path(tmp) / f"w{i}.yaml"
+                path.write_bytes(workload_case(seed, i))
+                outcome = run_workload(rec, path, random.Random(i))
+                path.unlink()
+            else:
+                outcome = run_rules(seed, i, Path(tmp), shipped, names, catalogs)
+            print(f"done {i} {json.dumps(outcome)}", flush=True)
+
+
+# -- the parent -------------------------------------------------------------------------------------
+
+
+def fuzz(kind: str, seed: int, seconds: float, cases: int | None = None, start: int = 0) -> dict:
+    """Run cases until the time or the case count is spent; counts of every outcome, and the failures."""
+    stats = {"kind": kind, "seed": seed, "tried": 0, "ok": 0, "clean": 0, "crashes": 0, "hangs": 0, "mismatches": 0}
+    failures: list[str] = []
+    deadline = time.monotonic() + seconds
+    i = start
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    while time.monotonic() < deadline and (cases is None or stats["tried"] < cases):
+        proc = subprocess.Popen(
+            [sys.executable, __file__, "--worker", kind, "--seed", str(seed), "--start", str(i)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=ROOT,
+        )
+        assert proc.stdout is not None
+        current = None
+        started = time.monotonic()
+        while True:
+            if cases is not None and stats["tried"] >= cases:
+                break
+            if time.monotonic() >= deadline and current is None:
+                break
+            wait = HANG_S - (time.monotonic() - started) if current is not None else 60.0
+            ready, _, _ = select.select([proc.stdout], [], [], max(0.0, wait))
+            if not ready:
+                if current is not None:
+                    stats["hangs"] += 1
+                    stats["tried"] += 1
+                    failures.append(f"case {current}: hang (no answer in {HANG_S:.0f} s)")
+                    i = current + 1
+                break
+            line = proc.stdout.readline()
+            if not line:  # the worker died
+                if current is not None:
+                    stats["crashes"] += 1
+                    stats["tried"] += 1
+                    proc.wait()
+                    failures.append(
+                        f"case {current}: the worker died (exit {proc.returncode}) {proc.stderr.read()[-300:]}"
+                    )
+                    i = current + 1
+                break
+            word, n, *rest = line.split(" ", 2)
+            if word == "start":
+                current, started = int(n), time.monotonic()
+                continue
+            outcome = json.loads(rest[0])
+            stats["tried"] += 1
+            current = None
+            i = int(n) + 1
+            if outcome in ("ok", "clean"):
+                stats[outcome] += 1
+            elif outcome.startswith("mismatch"):
+                stats["mismatches"] += 1
+                failures.append(f"case {n}: {outcome}")
+            else:
+                stats["crashes"] += 1
+                failures.append(f"case {n}: {outcome}")
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+    stats["failures"] = failures
+    return stats
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seed", type=int, default=20260101)
+    ap.add_argument("--seconds", type=float, default=60.0)
+    ap.add_argument("--cases", type=int)
+    ap.add_argument("--start", type=int, default=0)
+    ap.add_argument("--kind", choices=["workloads", "rules", "both"], default="both")
+    ap.add_argument("--worker", choices=["workloads", "rules"])
+    args = ap.parse_args()
+    if args.worker:
+        worker(args.worker, args.seed, args.start)
+        return
+    kinds = ["workloads", "rules"] if args.kind == "both" else [args.kind]
+    for kind in kinds:
+        stats = fuzz(kind, args.seed, args.seconds / len(kinds), args.cases, args.start)
+        print(json.dumps(stats, indent=2))
+
+
+if __name__ == "__main__":
+    main()

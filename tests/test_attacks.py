@@ -1,0 +1,139 @@
+"""The attack corpus (tests/attacks.py): every hostile input gets its exact exit code and message,
+in a subprocess of its own, so that a crash or a hang fails its case instead of the test run."""
+
+import os
+import re
+
+import pytest
+from attacks import CASES, EXAMPLE, EXPECTED, Case, expectation, readonly_dir, rules, run
+
+from corpus import ROOT
+
+
+def test_the_corpus_covers_every_kind_of_input():
+    kinds = {c.kind for c in CASES}
+    assert kinds == {"workload", "rules", "knowledge", "record", "output"}
+    assert len(CASES) >= 80
+    assert len({c.name for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_attack(case: Case, tmp_path):
+    argv = case.build(tmp_path)
+    outcome = run(argv, tmp_path, case.env, case.stdout)
+    assert outcome.code != "hang", f"{case.name} hangs"
+    assert not str(outcome.code).startswith("crash"), f"{case.name}: {outcome.code}\n{outcome.err}"
+    assert outcome.code in (0, 1, 2, 73), f"{case.name} exits {outcome.code}:\n{outcome.err}"
+    assert "Traceback" not in outcome.err
+    assert expectation(case, outcome, tmp_path) == (EXPECTED / f"{case.name}.txt").read_text(encoding="utf-8")
+
+
+def test_every_expectation_has_its_case():
+    assert sorted(p.stem for p in EXPECTED.glob("*.txt")) == sorted(c.name for c in CASES)
+
+
+def test_a_failing_record_still_delivers_the_report(tmp_path):
+    """The report comes out whole even though the record cannot be written."""
+    (tmp_path / "file").write_text("x")
+    outcome = run(["recommend", EXAMPLE, "--record", str(tmp_path / "file" / "records")], tmp_path)
+    plain = run(["recommend", EXAMPLE], tmp_path)
+    assert outcome.code == 73 and plain.code == 0
+    assert outcome.out == plain.out and outcome.out.startswith("gpusizer recommendation:")
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="permissions do not bind root")
+def test_a_read_only_record_folder_is_exit_73_and_the_report_is_delivered(tmp_path):
+    readonly_dir(tmp_path)
+    outcome = run(["recommend", EXAMPLE, "--record", str(tmp_path / "ro")], tmp_path)
+    assert outcome.code == 73 and "Permission denied" in outcome.err
+    assert outcome.out.startswith("gpusizer recommendation:")
+
+
+def test_a_record_folder_that_refuses_writes_is_exit_73_and_the_report_is_delivered(tmp_path, monkeypatch):
+    """The read-only case for every user, root included (whom file modes do not bind): the record's
+    temporary file cannot be created, as in a read-only folder."""
+    import errno
+    import tempfile
+
+    from corpus import run_cli
+
+    records = tmp_path / "ro"
+    real = tempfile.mkstemp
+
+    def refuse(*args, dir=None, **kwargs):
+        if dir is not None and os.fspath(dir).startswith(str(records)):
+            raise PermissionError(errno.EACCES, "Permission denied")
+        return real(*args, dir=dir, **kwargs)
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    code, out, err = run_cli(["recommend", EXAMPLE, "--record", str(records)])
+    plain_code, plain, _ = run_cli(["recommend", EXAMPLE])
+    assert (code, plain_code) == (73, 0)
+    assert f"{records}/" in err and "Permission denied" in err and "is not writable by you" in err
+    assert "Traceback" not in err and out == plain and out.startswith("gpusizer recommendation:")
+    assert list(records.iterdir()) == []  # no half record
+
+
+def test_reports_link_only_web_and_relative_urls(tmp_path):
+    urls = {
+        "bad-js": "javascript:alert(1)",
+        "bad-data": "data:text/html,<script>alert(1)</script>",
+        "bad-tab": "java\tscript:alert(1)",
+        "bad-host": "//evil.example/x",
+        "good-web": "https://example.org/datasheet.pdf",
+        "good-relative": "docs/site.html",
+    }
+    overlay = rules(  # one attribute each, so that every source is the binding one of its conclusion
+        *[
+            (
+                rid,
+                f"when:\n  - task: inference\nthen:\n  site.{rid.replace('-', '_')}: 1\n"
+                f"source: {{doc: {rid}, url: {url!r}}}\n",
+            )
+            for rid, url in urls.items()
+        ],
+        attributes="attributes:\n"
+        + "".join(
+            f"  site.{rid.replace('-', '_')}:\n    type: number\n    description: A site figure.\n" for rid in urls
+        ),
+    )
+    argv = overlay(tmp_path)
+    html = run([*argv, "--format", "html"], tmp_path)
+    assert html.code == 0, html.err
+    links = re.findall(r'href="([^"]*)"', html.out)
+    assert "https://example.org/datasheet.pdf" in links and "docs/site.html" in links
+    assert not [u for u in links if u.startswith(("javascript", "data", "java", "//"))]
+    assert "not a web link: javascript:alert(1)" in html.out
+    assert "&lt;script&gt;" in html.out and "<script>" not in html.out
+
+
+def test_markdown_escapes_the_workload_text(tmp_path):
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        "name: '<img src=x onerror=alert(1)> [click](javascript:alert(1)) | `code` *bold*'\n"
+        "task: inference\nmodel: {name: gpt2}\n"
+    )
+    md = run(["recommend", str(path), "--format", "markdown"], tmp_path)
+    assert md.code == 0, md.err
+    title = md.out.splitlines()[0]
+    assert title == (
+        r"# gpusizer recommendation: \<img src=x onerror=alert(1)\> \[click\](javascript:alert(1)) \| \`code\` \*bold\*"
+    )
+    explain = run(["explain", str(path), "gpu.model", "--format", "markdown"], tmp_path)
+    assert explain.out.splitlines()[0].endswith(
+        r"\<img src=x onerror=alert(1)\> \[click\](javascript:alert(1)) \| \`code\` \*bold\*"
+    )
+
+
+def test_the_python_api_refuses_non_finite_numbers_in_a_mapping(recommender):
+    from engine import InputError
+
+    for bad in (float("nan"), float("inf")):
+        with pytest.raises(InputError, match="not a finite number"):
+            recommender.recommend(
+                {"name": "x", "task": "inference", "model": {"name": "gpt2"}, "budget": {"amount": bad}}
+            )
+
+
+def test_the_corpus_runs_from_the_repository_root():
+    assert (ROOT / EXAMPLE).is_file()

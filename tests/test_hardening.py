@@ -1,0 +1,295 @@
+"""Hardening in-process: resources, batches, atomic writes, limits, records, links, the expression budget."""
+
+import json
+import os
+import shutil
+import stat
+import sys
+import threading
+
+import pytest
+
+from corpus import ROOT, run_cli
+from engine import InputError, Recommender
+from engine.errors import OutputError
+
+EXAMPLE = ROOT / "examples" / "llama2-70b-chat.yaml"
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")  # pragma: no cover
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
+def test_100_recommenders_leave_threads_and_memory_at_baseline(rulebase):
+    """Each Recommender used to keep ~3 threads and ~7.5 MB for good (durable-rules' rulesets and Host)."""
+    import gc
+
+    def cycle(n):
+        for _ in range(n):
+            with Recommender(rulebase=rulebase) as rec:
+                rec.recommend(EXAMPLE)
+        gc.collect()
+
+    cycle(20)  # warm: caches, the allocator's arenas
+    threads, memory = threading.active_count(), _rss_mb()
+    cycle(100)
+    assert threading.active_count() == threads
+    assert _rss_mb() - memory < 10, f"{_rss_mb() - memory:.1f} MB more after 100 recommenders"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
+def test_recommenders_dropped_without_close_are_freed_when_collected(rulebase):
+    """Each one unclosed used to keep about 4.8 MB of durable-rules' rulesets until the process ended."""
+    import gc
+
+    def cycle(n):
+        for _ in range(n):
+            Recommender(rulebase=rulebase).recommend(EXAMPLE)
+        gc.collect()
+
+    cycle(20)
+    threads, memory = threading.active_count(), _rss_mb()
+    cycle(100)
+    assert threading.active_count() == threads
+    assert _rss_mb() - memory < 10, f"{_rss_mb() - memory:.1f} MB more after 100 unclosed recommenders"
+
+
+def test_a_closed_recommender_says_so(rulebase):
+    rec = Recommender(rulebase=rulebase)
+    rec.close()
+    rec.close()  # twice is fine
+    with pytest.raises(RuntimeError, match="closed"):
+        rec.recommend(EXAMPLE)
+
+
+def test_workloads_of_one_file_name_get_a_report_each(tmp_path):
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+        shutil.copy(EXAMPLE, tmp_path / d / "chat.yaml")
+    (tmp_path / "b" / "chat.yaml").write_text(EXAMPLE.read_text().replace("batch_size: 1", "batch_size: 8"))
+    out = tmp_path / "out"
+    code, _, err = run_cli(
+        ["recommend", str(tmp_path / "a" / "chat.yaml"), str(tmp_path / "b" / "chat.yaml"), "-o", str(out)]
+    )
+    assert code == 0, err
+    assert sorted(p.name for p in out.iterdir()) == ["chat-2.txt", "chat.txt"]
+    assert (out / "chat.txt").read_text() != (out / "chat-2.txt").read_text()
+
+
+def test_a_bug_in_one_workload_keeps_the_others_reports(tmp_path, monkeypatch):
+    from engine.api import Recommender as Api
+
+    real = Api.recommend
+
+    def flaky(self, workload):
+        if "hpc" in str(workload):
+            raise RuntimeError("boom")
+        return real(self, workload)
+
+    monkeypatch.setattr(Api, "recommend", flaky)
+    out = tmp_path / "out"
+    code, _, err = run_cli(
+        [
+            "recommend",
+            "examples/llama2-70b-chat.yaml",
+            "examples/hpc-fp64-bert.yaml",
+            "examples/gpt2-finetune-personal.yaml",
+            "-o",
+            str(out),
+        ]
+    )
+    assert code == 70
+    assert "examples/hpc-fp64-bert.yaml: gpusizer: internal error: RuntimeError: boom" in err
+    assert sorted(p.name for p in out.iterdir()) == ["gpt2-finetune-personal.txt", "llama2-70b-chat.txt"]
+
+
+def test_atomic_writes_leave_no_half_file_and_keep_the_mode(tmp_path):
+    from engine.cli import write_atomic
+
+    target = tmp_path / "report.txt"
+    target.write_text("old")
+    target.chmod(0o640)
+    write_atomic(target, "new")
+    assert target.read_text() == "new" and stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert [p.name for p in tmp_path.iterdir()] == ["report.txt"]
+    with pytest.raises(OutputError, match="does not exist"):
+        write_atomic(tmp_path / "missing" / "x.txt", "text")
+    with pytest.raises(OutputError, match="No space left"):
+        write_atomic(type(target)("/dev/full"), "text")
+    assert [p.name for p in tmp_path.iterdir()] == ["report.txt"]
+
+
+def test_a_link_to_a_report_file_is_written_through(tmp_path):
+    from engine.cli import write_atomic
+
+    real = tmp_path / "real.txt"
+    real.write_text("old")
+    (tmp_path / "link.txt").symlink_to(real)
+    write_atomic(tmp_path / "link.txt", "new")
+    assert (tmp_path / "link.txt").is_symlink() and real.read_text() == "new"
+
+
+def test_limits_can_be_raised_and_lowered(monkeypatch, tmp_path):
+    from engine.load.limits import limits
+
+    assert limits("workload").nodes == 100_000 and limits("record").file_bytes == 64 << 20
+    monkeypatch.setenv("GPUSIZER_MAX_NODES", "20")
+    code, _, err = run_cli(["recommend", "examples/llama2-70b-chat.yaml"])
+    assert code == 2 and "more than 20 nodes" in err and "GPUSIZER_MAX_NODES" in err
+    monkeypatch.setenv("GPUSIZER_MAX_NODES", "-3")
+    with pytest.raises(InputError, match="not a positive whole number"):
+        limits("rules")
+
+
+def test_yaml_merge_keys_give_explicit_keys_precedence():
+    from engine.load.yamlsrc import parse
+
+    doc = parse("a: &a {x: 1, y: 2}\nb: &b {y: 3, z: 4}\nc:\n  <<: [*a, *b]\n  x: 9\nd: <<\n", "t.yaml")
+    assert doc.data["c"] == {"x": 9, "y": 2, "z": 4}
+    assert doc.data["d"] == "<<"
+    assert doc.where(("c", "x")) == (5, 6)
+
+
+def test_json_is_read_strictly(tmp_path):
+    from engine.load.yamlsrc import parse_json
+
+    assert parse_json('{"a": [1, 2.5, "x"]}', "t.json") == {"a": [1, 2.5, "x"]}
+    for text, message in [
+        ('{"a": 1, "a": 2}', "duplicate key 'a'"),
+        ('{"a": NaN}', "NaN is not a finite number"),
+        ('{"a": -Infinity}', "-Infinity is not a finite number"),
+        ('{"a": 1e999}', "not a finite number"),
+        ('{"a": ' + "1" * 5000 + "}", "5,000 digits"),
+        ('{"a": "\\u001b[2J"}', "control character"),
+        ("[" * 70 + "]" * 70, "deeper than 64"),
+    ]:
+        with pytest.raises(InputError, match=message.replace("[", "\\[")):
+            parse_json(text, "t.json")
+
+
+def test_records_round_trip_signed_through_the_api(tmp_path, recommender, monkeypatch):
+    from engine.explain import record as R
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    key_file = tmp_path / "key"
+    key_file.write_text(R.new_key_text())
+    key_file.chmod(0o600)
+    key = R.read_key(key_file)
+    rec = R.build(recommender.recommend(EXAMPLE), key)
+    assert rec["signature"]["key_id"] == key.id and len(rec["signature"]["value"]) == 64
+    assert rec["workload"]["text"] == EXAMPLE.read_text()
+    path = tmp_path / R.file_name(rec)
+    path.write_text(R.dumps(rec))
+    again, seal = R.read(path, key)
+    assert again == rec and seal.status == "signed"
+    report = R.verify(again, recommender, str(path))
+    assert report["same"] and report["same_rulebase"]
+    with pytest.raises(R.Tampered, match="not signed, and a signature is required"):
+        unsigned = dict(rec)
+        del unsigned["signature"]
+        path.write_text(R.dumps(unsigned))
+        R.read(path, key, require_signature=True)
+
+
+def test_audit_verify_reports_the_seal_in_json(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    code, _, err = run_cli(["audit", "keygen", str(tmp_path / "k")])
+    assert code == 0, err
+    code, _, err = run_cli(["audit", "keygen", str(tmp_path / "k")])
+    assert code == 73 and "never overwritten" in err
+    code, _, err = run_cli(
+        ["recommend", "examples/llama2-70b-chat.yaml", "--record", str(tmp_path / "r"), "--key", str(tmp_path / "k")]
+    )
+    assert code == 0, err
+    (path,) = (tmp_path / "r").glob("*.json")
+    code, out, err = run_cli(["audit", "verify", str(path), "--key", str(tmp_path / "k"), "--format", "json"])
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["signature"]["status"] == "signed" and report["same_rulebase"] is True
+    monkeypatch.setenv("GPUSIZER_RECORD_KEY_FILE", str(tmp_path / "k"))
+    code, out, err = run_cli(["audit", "verify", str(path)])
+    assert code == 0 and "signature: valid" in out, err
+
+
+def test_a_record_checked_against_another_rulebase_says_so(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    code, _, err = run_cli(["recommend", "examples/llama2-70b-chat.yaml", "--record", str(tmp_path / "r")])
+    assert code == 0, err
+    (path,) = (tmp_path / "r").glob("*.json")
+    rules = tmp_path / "rules"
+    shutil.copytree(ROOT / "rules", rules)
+    (rules / "os" / "os-swappiness.yaml").write_text(
+        (rules / "os" / "os-swappiness.yaml").read_text() + "\n# a comment changes the rulebase's hash only\n"
+    )
+    code, out, err = run_cli(["audit", "verify", str(path), "--rules", str(rules)])
+    assert code == 0, err
+    assert "another than the one the record names" in out and "signature: none" in out
+
+
+@pytest.mark.parametrize(
+    "url, ok",
+    [
+        ("https://example.org/x", True),
+        ("HTTP://example.org", True),
+        ("docs/x.html", True),
+        ("#section", True),
+        ("javascript:alert(1)", False),
+        ("JavaScript:alert(1)", False),
+        (" javascript:alert(1)", False),
+        ("java\nscript:alert(1)", False),
+        ("data:text/html,x", False),
+        ("file:///etc/passwd", False),
+        ("//evil.example", False),
+        ("/\\evil.example", False),
+        ("https:evil", False),
+        ("", False),
+    ],
+)
+def test_only_web_and_relative_urls_are_safe(url, ok):
+    from engine.report.render import safe_url
+
+    assert safe_url(url) is ok
+
+
+def test_the_expression_budget_is_shared_by_one_env():
+    from engine.load import expr as X
+
+    big = list(range(400_000))
+    grow = X.parse("len(a + a)").bind(lambda name: lambda env: big)
+    assert grow({}) == 800_000  # 1.6 M steps (the join, then len of the result): within the budget
+    assert grow({}) == 800_000  # another env, another budget
+    env = {}
+    grow(env)
+    with pytest.raises(X.ExprError, match="more than 2,000,000"):
+        grow(env)  # the same firing's second evaluation is over
+    text = X.parse_template("{a}").bind(lambda name: lambda env: "x")
+    assert text({}) == "x"
+
+
+def test_durable_rulesets_are_freed_on_close(rulebase):
+    rec = Recommender(rulebase=rulebase)
+    compiled = rec.runner.compiled
+    if not hasattr(compiled, "host"):
+        pytest.skip("only the durable backend holds rulesets")
+    handles = [compiled.host.get_ruleset(s.name)._handle for s in compiled.shards]
+    rec.close()
+    import durable_rules_engine
+
+    for h in handles:
+        with pytest.raises(durable_rules_engine.error):
+            durable_rules_engine.get_state(h, "w1")
+
+
+def test_regular_files_only(tmp_path):
+    from engine.load.yamlsrc import read_bytes
+
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(InputError, match="named pipe"):
+        read_bytes(tmp_path / "pipe")
+    with pytest.raises(InputError, match="is a device"):
+        read_bytes("/dev/zero")
