@@ -260,6 +260,22 @@ def test_hf_id_not_in_the_cache_says_where_it_looked(recommender, tmp_path, monk
     assert "nothing is downloaded" in msg and "HF_HUB_CACHE" in msg
 
 
+def test_hf_id_not_in_the_cache_names_the_path_to_fill(recommender, tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty"))
+    msg = refused(recommender, {"hf": "meta-llama/Llama-3.1-70B"})
+    assert "models--meta-llama--Llama-3.1-70B/snapshots/*/config.json" in msg and "{org}" not in msg
+
+
+def test_hf_revision_file_cannot_lead_out_of_the_cache(recommender, tmp_path, monkeypatch):
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    shutil.copy(HF / "Qwen--Qwen3-8B.json", secret / "config.json")
+    hub = cache(tmp_path)
+    (hub / "models--Qwen--Qwen3-8B" / "refs" / "main").write_text("../../../secret\n")
+    monkeypatch.setenv("HF_HUB_CACHE", str(hub))
+    assert "does not name a snapshot folder" in refused(recommender, {"hf": "Qwen/Qwen3-8B"})
+
+
 def test_hf_id_with_two_snapshots_and_no_ref(recommender, tmp_path, monkeypatch):
     hub = cache(tmp_path, refs=False)
     (hub / "models--Qwen--Qwen3-8B" / "snapshots" / "other").mkdir()

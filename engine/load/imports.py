@@ -38,6 +38,9 @@ from .yamlsrc import Doc, decode, parse_json, read_bytes
 
 MISSING = object()
 
+# a snapshot folder name as huggingface_hub writes it (a commit hash); nothing that leaves the folder
+_REVISION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
 
 class ImportFailure(Exception):
     """A problem with an imported document; ``file``/``line``/``col`` when it is inside that document."""
@@ -567,6 +570,11 @@ def locate(spec: Locate, name: str, environ: Mapping[str, str] | None = None) ->
         ref_file = root / ref_path if ref_path else None
         if ref_file is not None and ref_file.is_file():
             revision = ref_file.read_text(encoding="utf-8", errors="replace").strip()
+            if not _REVISION.fullmatch(revision):  # a folder name, never a way out of the cache
+                raise ImportFailure(
+                    f"'{name}': the revision file {ref_file} does not name a snapshot folder ({revision[:60]!r})",
+                    "repair the cache entry (download the config again) or give the file with model: {config: PATH}",
+                )
     if revision is None and spec.revisions:
         folder_name = _fill(spec.revisions, values)
         folder = root / folder_name if folder_name else None
