@@ -98,6 +98,11 @@ def load_catalog(
 ) -> Catalog | None:
     """One catalog file; ``earlier`` is the same catalog from a knowledge directory given before,
     which this one amends (new fields, new items, changed values).
+
+    A file that defines a catalog gives ``description`` and ``fields``, and each item its ``name``
+    and ``source``. An overlay amending a catalog gives only what changes: an existing item needs
+    its ``id`` and the fields that change. ``defaults`` gives field values every item of the file
+    takes unless it gives its own, and a file-level ``source`` stands for items that give none.
     """
     found = [] if trusted else check(doc, engine_schema("knowledge"), "a knowledge catalog")
     if found:
@@ -105,6 +110,18 @@ def load_catalog(
         return None
     data = doc.data
     name = data["catalog"]
+    if earlier is None:
+        for key, what in (("description", "a one-line description"), ("fields", "the fields its items give")):
+            if key not in data:
+                errors.append(
+                    doc.error(
+                        ("catalog",),
+                        f"catalog '{name}' is defined here, so it needs '{key}'",
+                        f"add '{key}:' with {what}; only an overlay amending a catalog of an earlier "
+                        "knowledge directory may leave it out",
+                    )
+                )
+                return None
     fields = {
         n: CatalogField(
             name=n,
@@ -117,9 +134,11 @@ def load_catalog(
             maximum=f.get("maximum"),
             exclusive_minimum=f.get("exclusiveMinimum"),
         )
-        for n, f in data["fields"].items()
+        for n, f in (data.get("fields") or {}).items()
     }
     declared = dict(earlier.fields, **fields) if earlier else fields
+    file_sources = sources_of(data["source"]) if data.get("source") else ()
+    defaults = _item_values(doc, ("defaults",), dict(data.get("defaults") or {}), declared, name, errors)
     items: dict[str, Item] = {}
     for i, raw in enumerate(data["items"]):
         path = ("items", i)
@@ -132,40 +151,50 @@ def load_catalog(
                 )
             )
             continue
-        values = _item_values(doc, path, raw, declared, name, errors)
-        if earlier is None:
-            for f in fields.values():
+        old = earlier.items.get(raw["id"]) if earlier is not None else None
+        values = dict(defaults, **_item_values(doc, path, raw, declared, name, errors))
+        if old is None:
+            missing = [k for k in ("name", "source") if k not in raw and not (k == "source" and file_sources)]
+            if missing:
+                errors.append(
+                    doc.error(
+                        path,
+                        f"item '{raw['id']}' is new to catalog '{name}', so it needs {' and '.join(missing)}",
+                        f"{hint(raw['id'], earlier.items) if earlier else ''}give name and source, or a file-level "
+                        "source; only an item that amends an existing one may leave them out",
+                    )
+                )
+                continue
+            for f in declared.values():
                 if f.required and f.name not in values:
                     errors.append(doc.error(path, f"item '{raw['id']}' lacks required field '{f.name}'", f.description))
+        sources = sources_of(raw["source"]) if "source" in raw else file_sources
+        if old is not None:
+            items[raw["id"]] = Item(
+                catalog=name,
+                id=raw["id"],
+                name=raw.get("name", old.name),
+                fields=MappingProxyType(dict(old.fields, **values)),
+                sources=sources + old.sources,
+                span=doc.span(path),
+                note=raw.get("note") or old.note,
+            )
+            continue
         items[raw["id"]] = Item(
             catalog=name,
             id=raw["id"],
             name=raw["name"],
             fields=MappingProxyType(values),
-            sources=sources_of(raw["source"]),
+            sources=sources,
             span=doc.span(path),
             note=raw.get("note"),
         )
     if earlier is not None:
-        merged = dict(earlier.items)
-        for iid, item in items.items():
-            old = merged.get(iid)
-            if old is not None:
-                item = Item(
-                    catalog=name,
-                    id=iid,
-                    name=item.name,
-                    fields=MappingProxyType(dict(old.fields, **item.fields)),
-                    sources=item.sources + old.sources,
-                    span=item.span,
-                    note=item.note or old.note,
-                )
-            merged[iid] = item
         return Catalog(
             name=name,
             description=earlier.description,
             fields=MappingProxyType(declared),
-            items=MappingProxyType(merged),
+            items=MappingProxyType(dict(earlier.items, **items)),
             file=earlier.file,
             sources=earlier.sources,
         )
@@ -175,7 +204,7 @@ def load_catalog(
         fields=MappingProxyType(fields),
         items=MappingProxyType(items),
         file=doc.file,
-        sources=sources_of(data["source"]) if data.get("source") else (),
+        sources=file_sources,
     )
 
 
