@@ -94,7 +94,8 @@ def combine(attr: Attribute, contribs: Sequence[Contribution]) -> Combined:
                 pool = [i for i in pool if float(values[i].get(attr.first_by, 0)) == first]
             low = min(float(values[i][field]) for i in pool)
             pool = [i for i in pool if float(values[i][field]) <= factor * low]
-            within = f" (the {len(pool)} with the lowest {attr.first_by + ' and ' if attr.first_by else ''}{field} at most {factor:g} x the lowest)"
+            by = f"{attr.first_by} and " if attr.first_by else ""
+            within = f" (the {len(pool)} with the lowest {by}{field} at most {factor:g} x the lowest)"
         order = sorted(pool, key=lambda i: rank_key(attr, values[i]))
         key = ", then ".join(attr.key)
         note = f"{'lowest' if policy == 'argmin' else 'highest'} {key} of {len(values)} candidate(s){within}"
