@@ -10,6 +10,7 @@ from typing import Literal
 
 __all__ = [
     "Diagnostic",
+    "EngineUnavailable",
     "ExitCode",
     "GpusizerError",
     "InputError",
@@ -27,6 +28,7 @@ class ExitCode(IntEnum):
     OK = 0
     FINDINGS = 1  # validate/test found errors; audit verify or diff found a changed decision
     INVALID = 2  # a workload, rule, knowledge or record file is invalid (or tampered with)
+    UNAVAILABLE = 69  # the rule engine (durable-rules) cannot be loaded (sysexits EX_UNAVAILABLE)
     INTERNAL = 70  # a bug in gpusizer itself (sysexits EX_SOFTWARE)
     OUTPUT = 73  # a report or record could not be written (sysexits EX_CANTCREAT)
     INTERRUPTED = 130
@@ -161,6 +163,12 @@ class OutputError(GpusizerError):
     """A report or record could not be written (exit code 73)."""
 
     exit_code = ExitCode.OUTPUT
+
+
+class EngineUnavailable(GpusizerError):
+    """The rule engine cannot be loaded: not installed, or its C extension does not import (exit 69)."""
+
+    exit_code = ExitCode.UNAVAILABLE
 
 
 class Problems(InputError):

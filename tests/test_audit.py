@@ -4,6 +4,7 @@ import json
 import shutil
 
 import pytest
+
 from corpus import ROOT, WHY_NOT, run_cli
 
 
@@ -13,7 +14,8 @@ def test_why_not_answers_each_kind(kind):
     code, out, err = run_cli(["why-not", f"examples/{workload}.yaml", query, "--format", "json"])
     assert code == 0, err
     answer = json.loads(out)
-    assert answer["kind"] == kind.split("-")[0] if kind.startswith("impossible") else answer["kind"] == kind
+    expected = "impossible" if kind.startswith("impossible") else kind
+    assert answer["kind"] == expected
     assert answer["message"]
 
 
@@ -32,7 +34,7 @@ def test_why_not_beaten_candidate_gives_the_margin():
         ["why-not", "examples/llama2-70b-chat.yaml", "gpu.model=h100-sxm-80gb", "--format", "json"]
     )
     answer = json.loads(out)
-    assert answer["margin"] == answer["candidate"]["cost_usd"] - answer["winner"]["cost_usd"] > 0
+    assert answer["margin"] == answer["candidate"]["cost"] - answer["winner"]["cost"] > 0
 
 
 def test_why_not_rejects_a_bad_query():

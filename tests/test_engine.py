@@ -6,8 +6,8 @@ import subprocess
 import sys
 
 import pytest
-from corpus import ROOT
 
+from corpus import ROOT
 from engine import InputError, Recommender, RuleError, recommend
 from engine.load import expr as X
 from engine.plan.rulebase import load_rulebase
@@ -334,3 +334,24 @@ def test_within_is_checked_when_the_rulebase_loads(tmp_path, within, message):
     with pytest.raises(InputError) as info:
         load_rulebase([rules])
     assert message in str(info.value.render())
+
+
+@pytest.mark.parametrize(
+    "error, says",
+    [
+        (
+            ImportError("durable_rules_engine.cpython-313.so: undefined symbol: PyEval_CallObject"),
+            "vendor/durable_rules-2.0.28+gpusizer.1.tar.gz",
+        ),
+        (ModuleNotFoundError("No module named 'durable'", name="durable"), "is not installed for this Python"),
+    ],
+)
+def test_a_rule_engine_that_cannot_load_is_a_clear_error(monkeypatch, error, says):
+    """durable-rules' C extension fails to import on Python 3.13+ when built from PyPI: exit 69, the fix named."""
+    import engine.backends.durable as durable
+    from corpus import run_cli
+
+    monkeypatch.setattr(durable, "_IMPORT_ERROR", error)
+    code, out, err = run_cli(["recommend", "examples/llama2-70b-chat.yaml"])
+    assert code == 69 and out == ""
+    assert says in err and "help: " in err and "Traceback" not in err

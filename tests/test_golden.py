@@ -4,6 +4,7 @@ After an intended change: python tests/update_golden.py, then review the diff.
 """
 
 import pytest
+
 from corpus import BAD, GOLDEN, bad_rulebase, bad_workloads, golden_cases, normalise, run_cli
 
 GOLDEN_CASES = list(golden_cases())

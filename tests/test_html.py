@@ -6,6 +6,7 @@ import shutil
 import subprocess
 
 import pytest
+
 from corpus import run_cli
 
 XSS = """name: "<script>alert(1)</script>"

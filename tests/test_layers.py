@@ -5,6 +5,7 @@ import ast
 from pathlib import Path
 
 import pytest
+
 from corpus import ROOT
 
 ENGINE = ROOT / "engine"

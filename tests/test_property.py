@@ -87,8 +87,10 @@ def _check(rec, text):
     try:
         result = rec.recommend_text(text)
     except InputError as exc:
-        rendered = exc.render()
-        assert "Traceback" not in rendered and rendered.strip()
+        # a clean input error: every problem has a place in the file, a message and a way out
+        for d in exc.diagnostics:
+            assert d.file == "<workload>" and d.message and d.help, d.render()
+            assert d.render().startswith(f"{d.location()}: error: ")
         return
     for attr, value in result.values.items():
         if isinstance(value, float):

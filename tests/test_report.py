@@ -5,6 +5,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from corpus import EXAMPLES, ROOT, run_cli
 
 WIDTH = 120

@@ -18,6 +18,10 @@ def test_wheel_carries_the_data_and_runs(tmp_path):
     assert build.returncode == 0, build.stderr
     (wheel,) = dist.glob("gpusizer-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
+    from engine import __version__  # the one place the version is written (pyproject: tool.hatch.version)
+
+    assert wheel.name.startswith(f"gpusizer-{__version__}-")
+    assert any(n.startswith(f"gpusizer-{__version__}.dist-info/") and n.endswith("/LICENSE") for n in names)
     for expected in (
         "engine/_data/rules/_attributes.yaml",
         "engine/_data/knowledge/workload.schema.json",

@@ -48,12 +48,13 @@ import ast
 import hashlib
 import itertools
 import math
+import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import GpusizerError, RuleError
+from ..errors import EngineUnavailable, RuleError
 from ..load.ir import ORDERING, AttrCond, Attribute, FieldCond, ItemCond, Not, Ref, Simple, Test
 from ..plan import semantics as S
 from ..plan.resolve import PlannedRule, Variant
@@ -72,6 +73,8 @@ MAX_PATTERNS = 15  # durable-rules matches at most 16 facts per rule (MAX_MESSAG
 MAX_TESTS = 48  # tests in one pattern (durable-rules fails near 64 sibling tests)
 SHARD_RULES = 120  # durable rules in one ruleset (< BETA_LIST_LENGTH, < NEXT_LIST_LENGTH)
 SHARD_NAMES = 300  # attribute names one ruleset tests (< NEXT_BUCKET_LENGTH)
+SHARD_KEY_PATTERNS = 40  # patterns on one kind of fact in a ruleset (< MAX_STACK_SIZE 64 in events.c)
+SHARD_FIELDS = 200  # catalog fields a ruleset's item facts carry (< MAX_OBJECT_PROPERTIES 255 in state.h)
 MAX_TEXT = 4096  # longer text goes into facts as a digest (durable-rules fails on 16 MiB properties)
 _SAFE_INT = 2**53
 _CMP = {"gt": "$gt", "gte": "$gte", "lt": "$lt", "lte": "$lte"}
@@ -501,6 +504,67 @@ class _Shard:
     names: set[str] = field(default_factory=set)
     catalogs: set[str] = field(default_factory=set)
     steps: set[int] = field(default_factory=set)
+    keys: dict[tuple[str, Any], int] = field(default_factory=dict)  # fact kind -> patterns testing it
+    fields: set[str] = field(default_factory=set)  # catalog field properties (f_<name>) the patterns read
+
+    def fits(self, plan: _Plan) -> bool:
+        """The variant can join this shard without passing one of durable-rules' fixed limits."""
+        if len(self.rules) >= SHARD_RULES or len(self.names | plan.names) > SHARD_NAMES:
+            return False
+        if len(self.fields | _fields_read(plan)) > SHARD_FIELDS:
+            return False
+        return all(self.keys.get(k, 0) + n <= SHARD_KEY_PATTERNS for k, n in _pattern_keys(plan).items())
+
+    def add(self, rule: _Rule) -> None:
+        assert rule.plan is not None
+        self.rules.append(rule)
+        self.names |= rule.plan.names
+        self.catalogs |= rule.plan.catalogs
+        self.steps.add(rule.step)
+        for k, n in _pattern_keys(rule.plan).items():
+            self.keys[k] = self.keys.get(k, 0) + n
+        self.fields |= _fields_read(rule.plan)
+
+
+def _fields_read(plan: _Plan) -> set[str]:
+    """The catalog field properties a variant's patterns test or refer to (item facts carry only these)."""
+    out = set()
+    for p in plan.patterns:
+        for t in p.tests:
+            for token in _tokens(t):
+                if token.startswith("f_"):
+                    out.add(token)
+    return out
+
+
+def _tokens(obj: Any) -> Iterator[str]:
+    """Every key and text value inside a durable-rules test."""
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield k
+            yield from _tokens(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _tokens(v)
+    elif isinstance(obj, str):
+        yield obj
+
+
+def _pattern_keys(plan: _Plan) -> dict[tuple[str, Any], int]:
+    """How many patterns of a variant test each kind of fact (an attribute, a catalog, a list's members).
+
+    durable-rules walks its alpha network with a stack of 64 nodes (``MAX_STACK_SIZE`` in
+    ``events.c``); a fact pushes every successor node whose test it passes, so a ruleset in which
+    more than 64 patterns could all match one fact fails with error 303. Patterns on different
+    kinds of fact part at their first tests (``t``, then ``n`` or ``c``), which a fact passes for
+    one branch only; so the patterns on each kind of fact are counted, and kept below that.
+    """
+    out: dict[tuple[str, Any], int] = {}
+    for p in plan.patterns:
+        head = {k: v for t in p.tests[:2] for k, v in t.items() if k in ("t", "n", "c") and not isinstance(v, dict)}
+        k = (str(head.get("t")), head.get("n", head.get("c")))
+        out[k] = out.get(k, 0) + 1
+    return out
 
 
 _hosts = itertools.count(1)
@@ -550,13 +614,10 @@ class DurableCompiled:
                     self.python_rules.setdefault(rule.step, []).append(rule)
                     continue
                 shard = shards[-1] if shards else None
-                if shard is None or len(shard.rules) >= SHARD_RULES or len(shard.names | plan.names) > SHARD_NAMES:
+                if shard is None or not shard.fits(plan):
                     shard = _Shard(f"{prefix}-{len(shards) + 1}")
                     shards.append(shard)
-                shard.rules.append(rule)
-                shard.names |= plan.names
-                shard.catalogs |= plan.catalogs
-                shard.steps.add(rule.step)
+                shard.add(rule)
         self.shards = shards
         self.host = _quiet_host()
         try:
@@ -576,8 +637,12 @@ class DurableCompiled:
             facts = []
             for cname in sorted(shard.catalogs):
                 for item in rb.catalogs[cname].items.values():
-                    fact: dict[str, Any] = {"t": "i", "c": cname, _fprop("id"): item.id, _fprop("name"): item.name}
-                    fact.update({_fprop(k): v for k, v in item.fields.items() if v is not None})
+                    fact: dict[str, Any] = {"t": "i", "c": cname, _fprop("id"): item.id}
+                    if _fprop("name") in shard.fields:
+                        fact[_fprop("name")] = item.name
+                    fact.update(
+                        {_fprop(k): v for k, v in item.fields.items() if v is not None and _fprop(k) in shard.fields}
+                    )
                     facts.append(safe(fact))
             self.catalog_facts[shard.name] = facts
 
@@ -750,20 +815,32 @@ def _facts(name: str, value: Any) -> list[dict[str, Any]]:
     return [safe(f) for f in out]
 
 
-def _import_problem() -> GpusizerError:
-    reason = unavailable() or ""
-    if "PyEval_CallObject" in reason:
-        fix = (
-            "durable-rules 2.0.28 was built without the Python 3.13 define; reinstall gpusizer with "
-            "'pip install --force-reinstall .' from its repository (which builds it with the define), "
-            "or run with GPUSIZER_BACKEND=python"
+_VENDORED = "vendor/durable_rules-2.0.28+gpusizer.1.tar.gz"
+
+
+def _import_problem() -> EngineUnavailable:
+    """Why durable-rules cannot be used here, and the fix (exit code 69)."""
+    exc = _IMPORT_ERROR
+    python = ".".join(map(str, sys.version_info[:3]))
+    if isinstance(exc, ModuleNotFoundError) and exc.name in ("durable", "durable_rules_engine"):
+        return EngineUnavailable(
+            f"durable-rules, the rule engine, is not installed for this Python ({python}, {sys.executable})",
+            help="install gpusizer with pip from its source tree (pip install .), which installs durable-rules; "
+            "it compiles a C extension, so a C compiler is needed (or run with GPUSIZER_BACKEND=python)",
         )
-    else:
-        fix = (
-            "install durable-rules (pip install durable-rules==2.0.28, which needs a C compiler), "
-            "or run with GPUSIZER_BACKEND=python"
+    if "PyEval_CallObject" in str(exc):
+        return EngineUnavailable(
+            f"durable-rules' C extension does not load on Python {python}: {exc}",
+            help="durable-rules 2.0.28 as published on PyPI does not work on Python 3.13 or later; reinstall "
+            f"gpusizer with pip from its source tree (pip install .), which builds the fixed copy in {_VENDORED}, "
+            f"or replace only durable-rules: pip install --force-reinstall --no-deps <checkout>/{_VENDORED}",
         )
-    return GpusizerError(f"the rule engine durable-rules cannot be imported ({reason})", help=fix)
+    return EngineUnavailable(
+        f"durable-rules' C extension does not load on Python {python}: {exc}",
+        help="reinstall it for this Python: pip install --force-reinstall --no-cache-dir --no-deps "
+        f"durable-rules==2.0.28 (on Python 3.13 or later, the copy in {_VENDORED}); a C compiler is needed; "
+        "or run with GPUSIZER_BACKEND=python",
+    )
 
 
 class DurableBackend:

@@ -273,7 +273,7 @@ def _why_not_candidate(result: Result, rec_attr: str, field: str, value: Any) ->
                 "winner": win,
                 "margin": diff,
                 "message": f"{value!r} was a candidate ({_brief(lost)}) but {win.get(field)!r} won on "
-                f"{key}: {lost[key]:g} vs {win[key]:g} ({'+' if diff >= 0 else ''}{diff:g})",
+                f"{key}: {num(lost[key])} vs {num(win[key])} ({'+' if diff >= 0 else ''}{num(diff)})",
             }
             if a.first_by and lost.get(a.first_by) != win.get(a.first_by):
                 out["message"] = (

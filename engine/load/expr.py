@@ -111,7 +111,9 @@ def _clamp(x: Any, lo: Any, hi: Any) -> Any:
 def _sum(items: Any) -> Any:
     if not isinstance(items, (list, tuple)):
         raise ExprError("sum() needs a list")
-    return sum(_num(i, "sum") for i in items)
+    values = [_num(i, "sum") for i in items]
+    # correctly rounded, so that every Python gives the same result
+    return sum(values) if all(isinstance(v, int) for v in values) else math.fsum(values)
 
 
 def _len(items: Any) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 from xml.sax.saxutils import escape
@@ -16,7 +17,7 @@ def bar_chart(parts: Sequence[tuple[Any, Any]], unit: str | None = None) -> Any:
     shown = [(str(label), v) for label, v in parts if isinstance(v, (int, float)) and v > 0]
     if not shown:
         return Markup("<p>Nothing to chart.</p>")
-    total = sum(v for _, v in shown)
+    total = math.fsum(v for _, v in shown)
     colours = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7"]
     width, x = 960, 0.0
     out = [

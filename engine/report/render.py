@@ -76,21 +76,21 @@ def money(value: object, currency: str = "") -> str:
     return f"{num(round(value))} {currency}".rstrip()
 
 
-def show(value: object, unit: str | None, conclusions: dict[str, Any]) -> str:
-    """A value as the reports show it: an amount of money in the market's currency, others with their unit.
+def show(value: object, unit: str | None, currency: str = "") -> str:
+    """A value as the reports show it: an amount of money (unit ``currency``) in the given currency, others with
+    their unit.
 
     A Python function rather than a template macro, so that the HTML report escapes what it returns.
     """
     if unit == "currency":
-        currency = conclusions.get("price.currency", {}).get("value", "")
-        return money(value, str(currency))
+        return money(value, currency)
     return quantity(value, unit)
 
 
-def show_inputs(values: dict[str, Any], attributes: dict[str, Any], conclusions: dict[str, Any]) -> str:
+def show_inputs(values: dict[str, Any], attributes: dict[str, Any], currency: str = "") -> str:
     """The inputs of a conclusion, ``name = value`` joined by commas, each with its unit."""
     return ", ".join(
-        f"{k} = {show(v, attributes[k]['unit'] if k in attributes else None, conclusions)}" for k, v in values.items()
+        f"{k} = {show(v, attributes[k]['unit'] if k in attributes else None, currency)}" for k, v in values.items()
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +36,13 @@ class ConflictError(Exception):
     pass
 
 
+def exact_sum(values: Sequence[Any]) -> Any:
+    """The correctly rounded sum, the same on every Python (3.14's sum() rounds differently)."""
+    if all(isinstance(v, int) for v in values):
+        return sum(values)
+    return math.fsum(values)
+
+
 def canonical(value: object) -> str:
     """One text for equal values (the sort and de-duplication key of values)."""
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
@@ -65,7 +73,7 @@ def combine(attr: Attribute, contribs: Sequence[Contribution]) -> Combined:
         binding = tuple(i for i, v in enumerate(values) if v == best)[:1]
         return Combined(best, binding, f"{policy} of {len(values)} contribution(s)")
     if policy == "sum":
-        return Combined(sum(values), tuple(range(len(values))), f"sum of {len(values)} contribution(s)")
+        return Combined(exact_sum(values), tuple(range(len(values))), f"sum of {len(values)} contribution(s)")
     if policy == "union":
         out, seen = [], set()
         for v in values:

@@ -3,10 +3,10 @@
 import json
 
 import pytest
-from corpus import EXAMPLES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from corpus import EXAMPLES
 from engine import InputError, Recommender
 from engine.backends import get_backend, names
 from engine.report.document import document

@@ -1,0 +1,137 @@
+"""The rule language's forms for rule authors: bases, lets in any order, records with declared
+fields, text templates, named constants and their overlays; and the errors each can give."""
+
+import pytest
+
+from conformance.conftest import write_rulebase
+from engine import InputError, Recommender
+
+BASE = """base: thing-pick
+summary: What every thing candidate shares.
+when:
+  - x: {exists: true}
+  - item: thing
+    as: t
+    where:
+      size: {gt: 0}
+let:
+  cost: t.cost * x
+then:
+  picked:
+    id: "{t.id}"
+    cost: cost
+    size: t.size
+    outside: false
+source: {doc: test, note: base}
+"""
+
+
+def _rec(tmp_path, rules, bases=None):
+    rdir, kdir = write_rulebase(tmp_path, rules)
+    for name, text in (bases or {}).items():
+        (rdir / "t" / f"{name}.base.yaml").write_text(text)
+    return Recommender([rdir], [kdir])
+
+
+def test_a_rule_extends_a_base_and_adds_tests_to_its_join(tmp_path):
+    rule = """id: big-things
+summary: Big things only, each marked outside.
+extends: thing-pick
+when:
+  - item: thing
+    as: t
+    where:
+      size: {gte: 5}
+then:
+  picked:
+    outside: true
+source: {doc: test, note: rule}
+"""
+    with _rec(tmp_path, {"big-things": rule}, {"thing-pick": BASE}) as rec:
+        r = rec.recommend({"name": "w", "x": 2})
+        pick = r["picked"]
+        # the base's size > 0 and the rule's size >= 5 both hold; c (cost 3) beats b (cost 10)
+        assert pick == {"id": "c", "cost": 6, "size": 10, "outside": True}
+        step = r.explain("picked")
+        assert [c["rule"] for c in step["binding"] + step["beaten"]] == ["big-things", "big-things"]
+        notes = [s.get("note") for s in step["binding"][0]["sources"]]
+        assert notes == ["base", "rule"]
+        planned = rec.rulebase.rules["big-things"]
+        assert planned.rule.extends == "thing-pick" and planned.rule.base_files[0].endswith("thing-pick.base.yaml")
+
+
+def test_a_base_that_does_not_exist_or_a_cycle_of_bases_is_a_load_error(tmp_path):
+    rule = "id: r\nsummary: s.\nextends: nope\nsource: {doc: test}\n"
+    with pytest.raises(InputError, match="unknown base 'nope'"):
+        _rec(tmp_path / "a", {"r": rule}, {"thing-pick": BASE})
+    loop_a = "base: a\nsummary: s.\nextends: b\n"
+    loop_b = "base: b\nsummary: s.\nextends: a\n"
+    rule = "id: r\nsummary: s.\nextends: a\nsource: {doc: test}\n"
+    with pytest.raises(InputError, match="bases extend each other in a cycle"):
+        _rec(tmp_path / "b", {"r": rule}, {"a": loop_a, "b": loop_b})
+
+
+def test_lets_are_evaluated_in_dependency_order_and_a_cycle_is_refused(tmp_path):
+    ordered = """id: ordered
+summary: s.
+when:
+  - x: {exists: true}
+let:
+  cc: bb * 2
+  bb: aa + 1
+  aa: x
+then:
+  level1: cc
+source: {doc: test}
+"""
+    with _rec(tmp_path / "a", {"ordered": ordered}) as rec:
+        assert rec.recommend({"name": "w", "x": 3})["level1"] == 8
+    looped = ordered.replace("aa: x", "aa: cc")
+    with pytest.raises(InputError, match="let values read each other in a cycle"):
+        _rec(tmp_path / "b", {"looped": looped.replace("id: ordered", "id: looped")})
+
+
+def test_a_record_must_give_exactly_its_declared_fields(tmp_path):
+    missing = """id: missing
+summary: s.
+when:
+  - item: thing
+    as: t
+then:
+  picked: {id: "{t.id}", cost: t.cost, size: t.size}
+source: {doc: test}
+"""
+    with pytest.raises(InputError, match="the record for 'picked' lacks 'outside'") as info:
+        _rec(tmp_path / "a", {"missing": missing})
+    assert info.value.file == "rules/t/missing.yaml" and info.value.line == 7  # the "picked:" line
+    extra = missing.replace("size: t.size}", "size: t.size, outside: false, colour: 1}")
+    with pytest.raises(InputError, match="'picked' has no field 'colour'"):
+        _rec(tmp_path / "b", {"missing": extra})
+
+
+def test_a_broken_template_points_at_its_column(tmp_path):
+    rule = (
+        'id: broken\nsummary: s.\nwhen:\n  - x: {exists: true}\nthen:\n  text.out: "x is {x +}"\nsource: {doc: test}\n'
+    )
+    with pytest.raises(InputError) as info:
+        _rec(tmp_path, {"broken": rule})
+    d = info.value.first
+    assert (d.file, d.line) == ("rules/t/broken.yaml", 6)
+    assert "in placeholder {x +}" in d.message and d.col > 13
+
+
+def test_a_site_gives_a_constant_its_own_value(tmp_path):
+    rule = "id: uses\nsummary: s.\nwhen:\n  - x: {exists: true}\nthen:\n  level1: x * const.ten\nsource: {doc: test}\n"
+    rdir, kdir = write_rulebase(tmp_path / "base", {"uses": rule})
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "constants.yaml").write_text(
+        "description: site figures\nconstants:\n"
+        "  ten: {value: 12, unit: things, description: ten, source: {doc: site}}\n"
+    )
+    with Recommender([rdir], [kdir]) as rec:
+        assert rec.recommend({"name": "w", "x": 2})["level1"] == 20
+    with Recommender([rdir], [kdir, site]) as rec:
+        r = rec.recommend({"name": "w", "x": 2})
+        assert r["level1"] == 24
+        assert r.explain("const.ten")["origin"] == "constant"

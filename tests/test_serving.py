@@ -1,0 +1,216 @@
+"""Serving with an engine and training to a deadline: the goal sizes the GPUs, checked end to end."""
+
+from __future__ import annotations
+
+import copy
+import re
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from engine import Recommender
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from corpus import run_cli  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def rec() -> Any:
+    with Recommender() as r:
+        yield r
+
+
+def example(name: str) -> dict[str, Any]:
+    data = yaml.safe_load((ROOT / "examples" / f"{name}.yaml").read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return data
+
+
+def test_the_32_user_qwen_example_is_sized_as_vllm_allocates_it(rec: Any) -> None:
+    """32 users x 8k tokens of Qwen2.5-7B: about 31 GB (weights, cache, one step), not a 70 GB whole-batch prefill."""
+    r = rec.recommend(example("serving-qwen2.5-7b-32-users"))
+    assert r["memory.peak_phase"] == "serving"
+    assert 30 <= r["memory.vram_required_gb"] <= 34
+    assert r["memory.activations_gb"] < 1
+    assert r["memory.kv_cache_gb"] == pytest.approx(32 * 8192 * 57344 / 1e9)
+    assert r["gpu.count"] <= 2
+    # the same load described as one static batch keeps the old sizing
+    old = {"name": "batch", "task": "inference", "model": {"name": "qwen2.5-7b"}, "precision": "bf16"}
+    old.update(batch_size=32, sequence_length=8192)
+    b = rec.recommend(old)
+    assert b["memory.peak_phase"] == "prefill"
+    assert b["memory.activations_gb"] > 30
+
+
+def test_kv_capacity_matches_the_logged_vllm_start_ups() -> None:
+    """gpusizer's KV tokens against vLLM's own start-up figure, on the points its model describes."""
+    sys.path.insert(0, str(ROOT / "benchmarks" / "serving"))
+    import compare
+
+    points = yaml.safe_load((ROOT / "benchmarks" / "serving" / "kv_points.yaml").read_text())
+    with Recommender(knowledge=[ROOT / "knowledge", ROOT / "benchmarks" / "serving" / "site-knowledge"]) as r:
+        rows = [x for x in compare.kv_rows(r, points) if x.get("error") is not None and x["in_model"]]
+    errors = [abs(x["error"]) for x in rows]
+    assert len(errors) >= 40
+    assert statistics.median(errors) < 1
+    assert sum(e <= 10 for e in errors) >= len(errors) - 1
+
+
+def test_a_speed_target_adds_replicas_and_is_met(rec: Any) -> None:
+    w = example("serving-llama3-70b-200-users")
+    r = rec.recommend(w)
+    assert r["serving.meets_targets"] is True
+    assert r["perf.output_tokens_per_s_per_request"] >= 20
+    assert r["perf.ttft_s"] <= 2
+    assert r["gpu.count"] == r["serving.replicas"] * r["serving.tensor_parallel"]
+    faster = copy.deepcopy(w)
+    faster["serving"]["targets"]["output_tokens_per_s_per_request"] = 30
+    f = rec.recommend(faster)
+    assert f["perf.output_tokens_per_s_per_request"] >= 30
+    assert f["gpu.selection"]["cost"] >= r["gpu.selection"]["cost"]
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang", "tgi", "transformers"])
+def test_every_engine_gets_a_plan(rec: Any, engine: str) -> None:
+    w = example("serving-qwen2.5-7b-32-users")
+    w["serving"]["engine"] = engine
+    r = rec.recommend(w)
+    assert r["serving.plan"]["engine"] == engine
+    assert r["serving.fits"] is True
+    assert r["serving.max_concurrency"] >= 1
+
+
+def test_transformers_prefills_the_whole_batch(rec: Any) -> None:
+    w = example("serving-qwen2.5-7b-32-users")
+    w["serving"]["engine"] = "transformers"
+    r = rec.recommend(w)
+    # 32 prompts of 7,168 tokens at once, SwiGLU in 16 bits: 6 bytes per MLP unit and 4 per hidden unit
+    assert r["memory.activations_gb"] == pytest.approx(32 * 7168 * (6 * 18944 + 4 * 3584) / 1e9)
+
+
+def test_owned_gpus_say_what_is_missing(rec: Any) -> None:
+    r = rec.recommend(example("serving-owned-2-l40s"))
+    assert r["gpu.model"] == "l40s-48gb" and r["gpu.count"] == 2
+    assert r["serving.meets_targets"] is False
+    assert r["serving.gpus_needed"] == 3
+    assert any("1 more" in w for w in r["warnings"])
+
+
+def test_what_if_max_finds_the_users_owned_gpus_serve_at_a_speed(rec: Any) -> None:
+    """what-if --max on a serving key: the largest concurrency at 20 tokens/s each, exact for the rules."""
+    code, out, err = run_cli(
+        [
+            "what-if",
+            "examples/serving-owned-2-l40s.yaml",
+            "--max",
+            "serving.concurrent_requests",
+            "--while",
+            "perf.output_tokens_per_s_per_request >= 20",
+        ]
+    )
+    assert code == 0, err
+    m = re.search(r"largest serving.concurrent_requests with .*: (\d+)", out)
+    assert m, out
+    n = int(m.group(1))
+    assert 1 < n < 200
+    w = example("serving-owned-2-l40s")
+    w["serving"]["concurrent_requests"] = n
+    assert rec.recommend(w)["perf.output_tokens_per_s_per_request"] >= 20
+    w["serving"]["concurrent_requests"] = n + 1
+    assert rec.recommend(w)["perf.output_tokens_per_s_per_request"] < 20
+
+
+def test_a_pinned_model_is_the_card_used(rec: Any) -> None:
+    w = example("serving-qwen2.5-7b-32-users")
+    w["gpu"] = {"model": "a100-sxm-80gb"}
+    r = rec.recommend(w)
+    assert r["gpu.model"] == "a100-sxm-80gb"
+
+
+def test_more_users_than_the_cache_holds_wait(rec: Any) -> None:
+    w = example("serving-owned-2-l40s")
+    del w["serving"]["targets"]
+    w["serving"]["concurrent_requests"] = 1000
+    r = rec.recommend(w)
+    assert r["serving.plan"]["unserved"] > 0
+    assert "wait for a slot" in r["serving.binding"]
+    fewer = copy.deepcopy(w)
+    fewer["serving"]["concurrent_requests"] = 100
+    assert rec.recommend(fewer)["perf.ttft_s"] < r["perf.ttft_s"]
+
+
+def test_a_model_no_card_holds_is_reported(rec: Any) -> None:
+    w = example("serving-qwen2.5-7b-32-users")
+    w["model"] = {"name": "llama-2-70b"}
+    w["gpu"] = {"model": "rtx-4090-24gb", "count": 1}
+    r = rec.recommend(w)
+    assert r["serving.fits"] is False
+    assert "gpu.model" not in r.conclusions
+    assert any(w.startswith("No allowed card serves this model") for w in r["warnings"])
+
+
+def test_an_fp8_cache_doubles_the_tokens(rec: Any) -> None:
+    w = example("serving-owned-2-l40s")
+    a = rec.recommend(w)["serving.kv_cache_tokens"]
+    w["serving"]["kv_cache_dtype"] = "fp8"
+    b = rec.recommend(w)["serving.kv_cache_tokens"]
+    assert b == pytest.approx(2 * a, rel=1e-3)
+
+
+def test_a_deadline_raises_the_gpu_count_from_compute(rec: Any) -> None:
+    base = rec.recommend(example("cluster-llama2-70b-pretrain"))
+    r = rec.recommend(example("cluster-llama2-70b-deadline"))
+    # memory alone gives whole 8-GPU boards that would take years; compute for 90 days takes at least 4 times as many
+    assert base["perf.train_days"] > 10 * 90
+    assert r["gpu.count"] >= 4 * base["gpu.count"]
+    assert r["perf.train_days"] <= 90
+    assert r["gpu.per_node"] in (1, 2, 4, 8)
+    tighter = example("cluster-llama2-70b-deadline")
+    tighter["deadline_days"] = 30
+    t = rec.recommend(tighter)
+    assert t["gpu.count"] > r["gpu.count"] and t["perf.train_days"] <= 30
+
+
+def test_a_stated_mfu_changes_the_count(rec: Any) -> None:
+    w = example("cluster-llama2-70b-deadline")
+    w["model_flops_utilization"] = 0.3
+    low = rec.recommend(w)
+    assert low["gpu.count"] > rec.recommend(example("cluster-llama2-70b-deadline"))["gpu.count"]
+
+
+def test_owned_gpus_with_a_deadline_say_how_many_would_do(rec: Any) -> None:
+    w = example("cluster-llama2-70b-deadline")
+    w["gpu"] = {"model": "h100-sxm-80gb", "count": 32}
+    r = rec.recommend(w)
+    assert r["gpu.count"] == 32
+    assert r["perf.train_days"] > 90
+    assert any("would finish in time" in x for x in r["warnings"])
+
+
+def test_a_token_budget_sets_the_run_length(rec: Any) -> None:
+    w = example("cluster-llama2-70b-deadline")
+    w["training_tokens"] = "2T"
+    r = rec.recommend(w)
+    assert r["perf.train_tokens_total"] == 2e12
+    assert r["perf.train_days"] <= 90
+
+
+def test_a_deadline_small_enough_for_one_node_stays_on_one(rec: Any) -> None:
+    w = {
+        "name": "small",
+        "task": "fine-tuning",
+        "model": {"name": "llama-3-8b"},
+        "precision": "bf16",
+        "dataset": {"size_gb": 1},
+        "deadline_days": 1,
+    }
+    r = rec.recommend(w)
+    assert r["nodes"] == 1
+    assert r["gpu.count"] in (1, 2, 4, 8)
+    assert r["perf.train_days"] <= 1
