@@ -96,3 +96,14 @@ def test_a_new_catalog_needs_description_and_fields(tmp_path):
     code, out, err = run_cli(["recommend", EXAMPLE, "--knowledge", site])
     assert code == 2
     assert "catalog 'racks' is defined here, so it needs 'description'" in err
+
+
+def test_the_example_price_list_prices_an_unpriced_card():
+    """examples/site-prices, the README's price list: only ids and prices, in CNY, with one source for all."""
+    workload = "examples/cn-qwen2.5-72b-serving.yaml"
+    base = _json(["recommend", workload])
+    site = _json(["recommend", workload, "--knowledge", "examples/site-prices"])
+    assert "a800-pcie-80gb" in base["conclusions"]["gpu.unpriced"]["value"]
+    assert "a800-pcie-80gb" not in site["conclusions"].get("gpu.unpriced", {}).get("value", [])
+    (note,) = [o for o in site["rulebase"]["overlays"] if o["kind"] == "knowledge"]
+    assert "gpu" in str(note)
