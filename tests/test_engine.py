@@ -22,7 +22,9 @@ def _doc(result):
 
 
 def test_guide_figure_70b_fp16_is_140_gb(recommender):
-    r = recommender.recommend({"name": "g", "task": "inference", "model": {"params": "70B"}, "precision": "fp16"})
+    r = recommender.recommend(
+        {"name": "g", "task": "inference", "model": {"params": "70B", "weights_only": True}, "precision": "fp16"}
+    )
     assert r["memory.weights_gb"] == pytest.approx(140.0)
     assert r.explain("memory.weights_gb")["rule"] == "weights-memory"
 
@@ -50,6 +52,11 @@ def test_output_is_byte_identical_across_processes(tmp_path):
     assert outs[0] == outs[1]
 
 
+# where an input comes from: the workload, a default, the catalog, an imported document (a model's
+# configuration) or an inference from other inputs
+INPUT_ORIGINS = ("workload", "default", "catalog", "config", "inferred")
+
+
 def test_every_conclusion_is_explained(recommender):
     for path in EXAMPLES:
         r = recommender.recommend(path)
@@ -65,7 +72,7 @@ def test_every_conclusion_is_explained(recommender):
             import networkx as nx
 
             ancestors = nx.ancestors(g, f"v:{attr}")
-            assert any(g.nodes[n].get("origin") in ("workload", "default", "catalog") for n in ancestors), attr
+            assert any(g.nodes[n].get("origin") in INPUT_ORIGINS for n in ancestors), attr
 
 
 def test_max_policy_keeps_the_losing_contribution(recommender):
@@ -183,11 +190,11 @@ def test_engine_holds_no_domain_knowledge():
 def test_tiny_and_huge_numbers_reach_durable_rules_safely(recommender):
     """durable-rules rejects 1e-05-style JSON numbers (and then crashed the process)."""
     r = recommender.recommend(
-        {"name": "tiny", "task": "training", "model": {"params": 2, "kv_heads": 1}, "dataset": {"size_gb": 0.0}}
+        {"name": "tiny", "task": "training", "model": {"params": 2, "weights_only": True}, "dataset": {"size_gb": 0.0}}
     )
     # fp16 training defaults to mixed precision: fp32 weights, 4 bytes each
     assert r["memory.weights_gb"] == pytest.approx(8e-9)
-    r = recommender.recommend({"name": "huge", "task": "inference", "model": {"params": 1e16}})
+    r = recommender.recommend({"name": "huge", "task": "inference", "model": {"params": 1e16, "weights_only": True}})
     assert r["memory.weights_gb"] == pytest.approx(2e7)
 
 

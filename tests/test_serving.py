@@ -55,11 +55,14 @@ def test_kv_capacity_matches_the_logged_vllm_start_ups() -> None:
 
     points = yaml.safe_load((ROOT / "benchmarks" / "serving" / "kv_points.yaml").read_text())
     with Recommender(knowledge=[ROOT / "knowledge", ROOT / "benchmarks" / "serving" / "site-knowledge"]) as r:
-        rows = [x for x in compare.kv_rows(r, points) if x.get("error") is not None and x["in_model"]]
-    errors = [abs(x["error"]) for x in rows]
-    assert len(errors) >= 40
+        compared = [x for x in compare.kv_rows(r, points) if x.get("error") is not None]
+    errors = [abs(x["error"]) for x in compared if x["in_model"]]
+    assert len(errors) >= 50  # head_dim, latent attention and shared experts are in the model
     assert statistics.median(errors) < 1
     assert sum(e <= 10 for e in errors) >= len(errors) - 1
+    # the points outside the model (vLLM's sliding-window layer groups) miss by at most one more
+    every = [abs(x["error"]) for x in compared]
+    assert len(every) >= 58 and sum(e <= 10 for e in every) >= len(every) - 2
 
 
 def test_a_speed_target_adds_replicas_and_is_met(rec: Any) -> None:

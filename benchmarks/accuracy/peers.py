@@ -3,6 +3,8 @@
     /tmp/accvenv/bin/python  benchmarks/accuracy/peers.py accelerate     # torch + transformers + accelerate
     /tmp/llmavenv/bin/python benchmarks/accuracy/peers.py llm-analysis   # llm-analysis 0.2.2, its own venv
     <vramcalc env>/bin/python benchmarks/accuracy/peers.py vramcalc      # vramcalc 0.1.2, its own venv
+    /tmp/accvenv2/bin/python benchmarks/accuracy/peers.py hf-vram-calc --families  # + hf-vram-calc --no-deps
+    /tmp/peervenv/bin/python benchmarks/accuracy/peers.py llm-mem-planner --families  # stdlib only
     ... peers.py PEER --families       # the same for results-families.json, into peers-families.json
 
 Each run adds its peer's figures (bytes, per case of results.json) to peers.json beside this file
@@ -31,7 +33,25 @@ Each run adds its peer's figures (bytes, per case of results.json) to peers.json
   weights and moments; for pure bf16 the moments are given as 4 bytes). Inference: weights + KV
   cache + prefill activations.
 
-Both are asked for exactly what results.json measured: same shapes, batch, sequence, precision.
+* hf-vram-calc 1.0.9 (PyPI, "GPU memory calculator for Hugging Face models"): counts the parameters
+  exactly (transformers under ``init_empty_weights``, the same count results-families.json records,
+  which is the one taken here: its own instantiation allocates DeepSeek-V3's 3-D expert tensors on
+  the CPU) and then prints rules of thumb, the figures taken: "Single GPU Inference" = weights x 1.2
+  (its KV cache and activations are printed beside it but not added), "Single GPU Training" =
+  weights x 4 x 1.3, "Single GPU LoRA" = (weights + LoRA parameters x 8 bytes) x 1.2 with its LoRA
+  parameters estimated as a quarter of the model at width 4096; the weights in the case's dtype
+  (bf16 for mixed training: its only training dtype is the model's).
+* llm-mem-planner 0.2.2 (PyPI, "Estimate LLM VRAM usage (weights/KV/activations)"): reads a
+  config.json offline, but it is built for DeepSeek-style MLA models served by SGLang: its KV cache
+  is ``kv_lora_rank + qk_rope_head_dim`` per token and layer (zero for every other family) and its
+  parameter count has only MLA attention; so only the deepseek_v2/v3 generation cases are asked,
+  and DeepSeek-V2-Lite's published config (``"q_lora_rank": null``) stops its config reader with a
+  TypeError, which leaves one figure, DeepSeek-V3's.
+  Its single-configuration report, tp = dp = 1: weights + KV cache + the prefill working set, the
+  prefill given as one chunk of batch x prompt tokens (transformers does not chunk) and its "misc"
+  reserve (6 GiB by default, a runtime's) left out as the other peers leave out the CUDA context.
+
+All are asked for exactly what results.json measured: same shapes, batch, sequence, precision.
 """
 
 from __future__ import annotations
@@ -217,14 +237,73 @@ def llm_analysis_figures() -> dict:
     return {"version": version("llm-analysis"), "figures": out}
 
 
+def hf_vram_calc_figures() -> dict:
+    from importlib.metadata import version
+
+    from hf_vram_calc.calculator import VRAMCalculator
+    from hf_vram_calc.config import ConfigManager
+
+    calc = VRAMCalculator(ConfigManager())
+    out = {}
+    for c in _cases():
+        inp, m = c["inputs"], c["model"]
+        dtype = "fp32" if inp["precision"] == "fp32" else "bf16"
+        weights = calc.calculate_model_memory(m["params"], dtype)  # GiB
+        if inp.get("lora"):
+            gib = calc.calculate_lora_memory(weights, m["params"], inp["lora"]["r"])
+        elif inp["task"] == "training":
+            gib = calc.calculate_training_memory(weights)
+        else:
+            gib = calc.calculate_inference_memory(weights)
+        out[c["name"]] = int(gib * 2**30)
+    return {"version": version("hf-vram-calc"), "figures": out}
+
+
+def llm_mem_planner_figures() -> dict:
+    from importlib.metadata import version
+
+    from llm_mem_planner import cli as lmp
+
+    sys.path.insert(0, HERE)
+    from families import MODELS
+
+    out = {}
+    for c in _cases():
+        inp = c["inputs"]
+        model_type, kwargs, _ = MODELS[inp["model"]]
+        if inp["task"] != "inference" or model_type not in ("deepseek_v2", "deepseek_v3"):
+            continue
+        config = dict(model_type=model_type, **kwargs, torch_dtype="bfloat16")
+        try:
+            d = lmp.load_dims(config)
+        except Exception as e:  # DeepSeek-V2-Lite's published config has "q_lora_rank": null
+            print(f"llm-mem-planner: {c['name']}: {type(e).__name__}: {e}", file=sys.stderr)
+            continue
+        p = lmp.estimate_params(d)
+        par = lmp.Parallelism(tp=1, dp=1, sp=1, ep=1, moe_dp=1)
+        weights = lmp.estimate_weight_params_per_rank(d, p, par).total * d.dtype_bytes
+        kv = lmp.estimate_kv_cache_gib(
+            d, batch=inp["batch"], seq_len=inp["seq"] + inp.get("decode_steps", 0), kv_dtype_bytes=d.dtype_bytes
+        )
+        act = lmp.estimate_activation_working_set(
+            d, par, tokens=inp["batch"] * inp["seq"], act_dtype_bytes=d.dtype_bytes
+        )
+        out[c["name"]] = int(weights + (kv + act.peak_gib) * 2**30)
+    return {"version": version("llm-mem-planner"), "figures": out}
+
+
 def main():
     peer = sys.argv[1] if len(sys.argv) > 1 else ""
-    fn = {"accelerate": accelerate_figures, "llm-analysis": llm_analysis_figures, "vramcalc": vramcalc_figures}.get(
-        peer
-    )
+    fn = {
+        "accelerate": accelerate_figures,
+        "hf-vram-calc": hf_vram_calc_figures,
+        "llm-analysis": llm_analysis_figures,
+        "llm-mem-planner": llm_mem_planner_figures,
+        "vramcalc": vramcalc_figures,
+    }.get(peer)
     if fn is None:
         raise SystemExit(
-            "usage: peers.py accelerate | llm-analysis | vramcalc [--families] "
+            "usage: peers.py accelerate | hf-vram-calc | llm-analysis | llm-mem-planner | vramcalc [--families] "
             "(each in its own environment, see the docstring)"
         )
     figures = fn()

@@ -48,7 +48,8 @@ GPUS = {
 # What config.json gives beyond kv_points.yaml's architecture: hidden size, attention heads, and the
 # mixture of experts. "catalog" names gpusizer's models.yaml entry whose parameter count is used;
 # without one, the parameters are the logged weight size over the bytes per weight (marked "log").
-# "outside" says why gpusizer's model does not describe the point's KV layout.
+# "outside" says why gpusizer's model does not describe the point's KV layout. head_dim and the
+# latent-attention widths come from kv_points.yaml's architecture.
 MODELS: dict[str, dict[str, Any]] = {
     "meta-llama/Llama-3.1-8B-Instruct": {"hidden": 4096, "heads": 32, "catalog": "llama-3-8b"},
     "meta-llama/Llama-3.1-8B": {"hidden": 4096, "heads": 32, "catalog": "llama-3-8b"},
@@ -77,78 +78,23 @@ MODELS: dict[str, dict[str, Any]] = {
     "microsoft/phi-2": {"hidden": 2560, "heads": 32, "mlp": "gelu-tanh"},
     "microsoft/phi-4": {"hidden": 5120, "heads": 40},
     "Qwen/Qwen3-8B": {"hidden": 4096, "heads": 32},
-    "Qwen/Qwen1.5-MoE-A2.7B": {
-        "hidden": 2048,
-        "heads": 16,
-        "experts": 60,
-        "top_k": 4,
-        "outside": "shared expert (5,632 wide) not expressible",
-    },
-    "mistralai/Mistral-Small-3.1-24B-Instruct-2503": {
-        "hidden": 5120,
-        "heads": 32,
-        "outside": "head_dim 128 is not hidden / heads (160)",
-    },
-    "RedHatAI/Mistral-Small-3.1-24B-Instruct-2503-quantized.w8a8": {
-        "hidden": 5120,
-        "heads": 32,
-        "outside": "head_dim 128 is not hidden / heads (160)",
-    },
-    "Qwen/Qwen3-30B-A3B": {
-        "hidden": 2048,
-        "heads": 32,
-        "experts": 128,
-        "top_k": 8,
-        "outside": "head_dim 128 is not hidden / heads (64)",
-    },
-    "google/gemma-7b": {
-        "hidden": 3072,
-        "heads": 16,
-        "mlp": "gelu",
-        "outside": "head_dim 256 is not hidden / heads (192)",
-    },
-    "google/gemma-2-2b-it": {
-        "hidden": 2304,
-        "heads": 8,
-        "mlp": "gelu",
-        "outside": "head_dim 256 is not hidden / heads (288); sliding/full layer groups",
-    },
-    "google/gemma-2-9b-it": {
-        "hidden": 3584,
-        "heads": 16,
-        "mlp": "gelu",
-        "outside": "head_dim 256 is not hidden / heads (224); sliding/full layer groups",
-    },
-    "google/gemma-2-27b-it": {
-        "hidden": 4608,
-        "heads": 32,
-        "mlp": "gelu",
-        "outside": "head_dim 128 is not hidden / heads (144); sliding/full layer groups",
-    },
-    "google/gemma-3-4b-it": {
-        "hidden": 2560,
-        "heads": 8,
-        "mlp": "gelu",
-        "outside": "head_dim 256 is not hidden / heads (320); 7 padded layer groups",
-    },
-    "google/gemma-3-12b-it": {
-        "hidden": 3840,
-        "heads": 16,
-        "mlp": "gelu",
-        "outside": "head_dim 256 is not hidden / heads (240); 6 layer groups",
-    },
-    "google/gemma-3-27b-it": {
-        "hidden": 5376,
-        "heads": 32,
-        "mlp": "gelu",
-        "outside": "head_dim 128 is not hidden / heads (168); 7 padded layer groups",
-    },
+    "Qwen/Qwen1.5-MoE-A2.7B": {"hidden": 2048, "heads": 16, "experts": 60, "top_k": 4, "shared": 5632},
+    "mistralai/Mistral-Small-3.1-24B-Instruct-2503": {"hidden": 5120, "heads": 32},
+    "RedHatAI/Mistral-Small-3.1-24B-Instruct-2503-quantized.w8a8": {"hidden": 5120, "heads": 32},
+    "Qwen/Qwen3-30B-A3B": {"hidden": 2048, "heads": 32, "experts": 128, "top_k": 8},
+    "google/gemma-7b": {"hidden": 3072, "heads": 16, "mlp": "gelu"},
+    "google/gemma-2-2b-it": {"hidden": 2304, "heads": 8, "mlp": "gelu", "outside": "sliding/full layer groups"},
+    "google/gemma-2-9b-it": {"hidden": 3584, "heads": 16, "mlp": "gelu", "outside": "sliding/full layer groups"},
+    "google/gemma-2-27b-it": {"hidden": 4608, "heads": 32, "mlp": "gelu", "outside": "sliding/full layer groups"},
+    "google/gemma-3-4b-it": {"hidden": 2560, "heads": 8, "mlp": "gelu", "outside": "7 padded layer groups"},
+    "google/gemma-3-12b-it": {"hidden": 3840, "heads": 16, "mlp": "gelu", "outside": "6 layer groups"},
+    "google/gemma-3-27b-it": {"hidden": 5376, "heads": 32, "mlp": "gelu", "outside": "7 padded layer groups"},
     "openai/gpt-oss-20b": {
         "hidden": 2880,
         "heads": 64,
         "experts": 32,
         "top_k": 4,
-        "outside": "head_dim 64 is not hidden / heads (45); sliding/full layer groups",
+        "outside": "sliding/full layer groups",
     },
     "meta-llama/Llama-4-Scout-17B-16E-Instruct": {
         "hidden": 5120,
@@ -164,7 +110,6 @@ MODELS: dict[str, dict[str, Any]] = {
         "intermediate": 1408,
         "experts": 64,
         "top_k": 6,
-        "outside": "MLA: one 576-wide latent per token and layer, not keys and values per head",
     },
     "mistralai/Mistral-7B-Instruct-v0.3": {"hidden": 4096, "heads": 32, "catalog": "mistral-7b"},
     "meta-llama/Meta-Llama-3-70B-Instruct": {"hidden": 8192, "heads": 64, "catalog": "llama-3-70b"},
@@ -214,9 +159,16 @@ def workload_for_kv(point: dict[str, Any], cat: dict[str, dict[str, Any]]) -> tu
         "mlp": info.get("mlp", "swiglu"),
         "kind": "decoder",
     }
+    if a.get("head_dim"):
+        model["head_dim"] = a["head_dim"]
+    for key in ("kv_lora_rank", "qk_rope_head_dim"):
+        if a.get(key):
+            model[key] = a[key]
     if info.get("experts"):
         model["experts"] = info["experts"]
         model["experts_per_token"] = info["top_k"]
+    if info.get("shared"):
+        model["shared_expert_intermediate_size"] = info["shared"]
     serving: dict[str, Any] = {
         "engine": "vllm",
         "concurrent_requests": 1,

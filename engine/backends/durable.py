@@ -8,9 +8,11 @@ say reaches one of durable-rules' limits or quirks:
 * a test goes into the network only when its operand's kind is the kind of the value tested
   (durable-rules finds ``true == 1``, ``"5" == 5`` and ``"a" > 3``), ordering tests read ``vn``,
   which only numbers carry;
-* a ``ref`` goes in only when it is arithmetic (+, -, * and / by a non-zero number) over numbers
-  that are certain to be there (a missing property makes durable-rules fail with error 311, a
-  division by zero kills the process), and never in an ordering test (gt, gte, lt, lte) against
+* a ``ref`` goes in only when it names one value compared for (in)equality; a number computed
+  from another fact (``{ref: x.size_gb * 1073741824}``) stays residual, because durable-rules'
+  evaluation of such operands in a join (``reduceExpressionSequence``) segfaulted for some layouts of
+  the network and not others (a missing property makes it fail with error 311, a division by zero
+  kills the process); and a ref never goes into an ordering test (gt, gte, lt, lte) against
   another fact, which crashes durable-rules depending on the other rules of its ruleset
   (jruizgit/rules#381);
 * ``in`` lists longer than ``IN_LIST_MAX`` stay residual (a node with 511 successors makes
@@ -221,7 +223,10 @@ class _Translator:
         ):
             return -node.operand.value
         if isinstance(node, (ast.Name, ast.Attribute)):
-            return self._name(ast.unparse(node), plan, attr_alias, "number")
+            # a number read from another fact stays residual: durable-rules evaluating such an
+            # operand in a join (reduceExpressionSequence) crashed the process for some layouts of
+            # the network (a shard's rules, not the rule itself, decided whether it did)
+            return None
         if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
             if isinstance(node.op, ast.Div) and not (
                 isinstance(node.right, ast.Constant) and S.is_number(node.right.value) and node.right.value != 0

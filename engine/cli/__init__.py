@@ -28,6 +28,7 @@ COMMANDS = {
     "graph": "graph",
     "audit": "audit",
     "diff": "diff",
+    "inspect-model": "inspect_model",
     "validate": "validate",
     "test": "test",
     "rules": "rules",

@@ -8,7 +8,7 @@ from typing import Any
 from ..errors import ExitCode
 from . import write_output
 
-KINDS = ["rule", "base", "rule-test", "attributes", "knowledge", "constants", "overlay", "workload"]
+KINDS = ["rule", "base", "rule-test", "attributes", "knowledge", "constants", "import", "infer", "overlay", "workload"]
 
 
 def add_parser(sub: Any, name: str) -> None:

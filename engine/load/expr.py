@@ -122,6 +122,13 @@ def _len(items: Any) -> int:
     return len(items)
 
 
+def _count(items: Any, value: Any) -> int:
+    """How many members of a list equal ``value``."""
+    if not isinstance(items, (list, tuple)):
+        raise ExprError("count() needs a list")
+    return sum(1 for i in items if i == value)
+
+
 def _minmax(fn: Callable[[Any], Any], name: str) -> Callable[..., Any]:
     def call(*args: Any) -> Any:
         vals = args[0] if len(args) == 1 and isinstance(args[0], (list, tuple)) else args
@@ -146,6 +153,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "sqrt": lambda x: math.sqrt(_num(x, "sqrt")),
     "sum": _sum,
     "len": _len,
+    "count": _count,
     "text": _text,
 }
 

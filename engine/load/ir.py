@@ -339,6 +339,8 @@ class InputValue:
     """A value known before any rule runs, and where it came from."""
 
     value: Value
-    origin: Literal["workload", "default", "catalog", "constant"]
-    detail: str  # where exactly: file:line, the default's source, the catalog item, the constant's source
+    origin: Literal["workload", "default", "catalog", "constant", "config", "inferred"]
+    # where exactly: file:line, the default's source, the catalog item, the constant's source, the
+    # imported document and its field(s), or what an inference step inferred the value from
+    detail: str
     line: int | None = None

@@ -31,12 +31,13 @@ def _type_ok(value: Any, t: str) -> bool:
 
 
 def kind_of(doc: Doc) -> str | None:
-    """'catalog' or 'constants' by the file's top-level keys, or None when it is neither."""
+    """'catalog', 'constants', 'import' (an import mapping) or 'infer' (input inference) by the
+    file's top-level keys, or None when it is none of them.
+    """
     if isinstance(doc.data, dict):
-        if "catalog" in doc.data:
-            return "catalog"
-        if "constants" in doc.data:
-            return "constants"
+        for kind in ("catalog", "constants", "import", "infer"):
+            if kind in doc.data:
+                return kind
     return None
 
 

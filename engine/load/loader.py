@@ -18,6 +18,7 @@ from typing import Any
 from ..errors import InputError, Problems, hint
 from . import cache
 from .attributes import ATTRIBUTES_FILE, load_attributes
+from .imports import ImportMapping, Inference, load_import, load_inference
 from .ir import Attribute, Catalog, InputValue, Rule
 from .knowledge import kind_of, load_catalog, load_constants
 from .resources import data_dir
@@ -46,6 +47,8 @@ class Loaded:
     files: Mapping[str, str]  # display path -> sha256 of its bytes
     sha256: str
     overlays: tuple[Mapping[str, Any], ...] = ()
+    imports: Mapping[str, ImportMapping] = field(default_factory=dict)
+    inferences: Mapping[str, Inference] = field(default_factory=dict)
 
 
 @dataclass
@@ -122,8 +125,11 @@ def load_rulebase_files(
     attributes: dict[str, Attribute] = {}
     constants: dict[str, InputValue] = {}
     overlays: list[Mapping[str, Any]] = []
-    catalogs = _knowledge(reader, kdirs, attributes, constants, overlays, trusted)
+    imports: dict[str, ImportMapping] = {}
+    inferences: dict[str, Inference] = {}
+    catalogs = _knowledge(reader, kdirs, attributes, constants, overlays, trusted, imports, inferences)
     inputs = _workload_schema(reader, kdirs)
+    reader.errors.extend(inputs.attach(imports, inferences))
     for a in inputs.attributes():
         attributes.setdefault(a.name, a)
     for root in rdirs:
@@ -154,6 +160,8 @@ def load_rulebase_files(
         files=MappingProxyType(dict(sorted(reader.hashes.items()))),
         sha256=digest.hexdigest(),
         overlays=tuple(overlays),
+        imports=MappingProxyType(imports),
+        inferences=MappingProxyType(inferences),
     )
 
 
@@ -164,6 +172,8 @@ def _knowledge(
     constants: dict[str, InputValue],
     overlays: list[Mapping[str, Any]],
     trusted: bool,
+    imports: dict[str, ImportMapping],
+    inferences: dict[str, Inference],
 ) -> dict[str, Catalog]:
     catalogs: dict[str, Catalog] = {}
     home: dict[str, Path] = {}
@@ -178,11 +188,26 @@ def _knowledge(
             if kind == "constants":
                 load_constants(doc, reader.errors, attributes, constants, trusted)
                 continue
+            if kind == "import":
+                name = doc.data.get("import")
+                mapping = load_import(doc, reader.errors, imports.get(name) if isinstance(name, str) else None, trusted)
+                if mapping is not None:
+                    imports[mapping.name] = mapping
+                continue
+            if kind == "infer":
+                name = doc.data.get("infer")
+                spec = load_inference(
+                    doc, reader.errors, inferences.get(name) if isinstance(name, str) else None, trusted
+                )
+                if spec is not None:
+                    inferences[spec.name] = spec
+                continue
             if kind is None:
                 reader.errors.append(
                     InputError(
                         "a knowledge file must be a mapping with catalog, fields and "
-                        "items (or a constants file with 'constants')",
+                        "items (or a constants file with 'constants', an import mapping "
+                        "with 'import', an inference file with 'infer')",
                         file=doc.file,
                         line=1,
                         col=1,

@@ -10,7 +10,15 @@ that the engine reads generically:
 * ``x-item: <catalog>``: the value (or each member of a list) is an item id of that catalog,
   checked with a did-you-mean; ``x-item-fields: [field, ...]`` also accepts a value that one of
   those fields takes in the catalog;
-* ``default`` with ``x-default-source``: a default is a fact with a source.
+* ``default`` with ``x-default-source``: a default is a fact with a source;
+* ``x-import``: ``{mapping, path, locate}`` on an object: the key ``path`` names a JSON document
+  (relative to the workload file), the key ``locate`` a name found in a local cache, and the named
+  import mapping (a knowledge file) turns it into the object's keys (explicit values win);
+* ``x-infer``: the name of an inference file (knowledge) whose steps complete the inputs the
+  workload leaves out, each with its reason, and whose requirements refuse what cannot be run.
+
+Inputs come, in this order of precedence: the file, its imported document, its catalog item, an
+inference step, the declared default (which an inference step may replace).
 """
 
 from __future__ import annotations
@@ -20,12 +28,14 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from ..errors import InputError, Problems, closest, hint
+from . import imports as I
 from .ir import Attribute, Catalog, InputValue, Span
-from .schema import check
+from .schema import check, validator_for
 from .yamlsrc import Doc, load, parse
 
 _SUFFIX = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
@@ -68,7 +78,109 @@ class InputSchema:
         self.leaves: dict[tuple[str, ...], dict[str, Any]] = {}  # path -> leaf schema
         self.attr_of: dict[tuple[str, ...], str] = {}
         self.objects: dict[tuple[str, ...], dict[str, Any]] = {}
+        self.imports: Mapping[str, I.ImportMapping] = {}
+        self.inferences: Mapping[str, I.Inference] = {}
+        self._plain: dict[tuple[str, ...], dict[str, Any]] = {}  # leaf schemas without annotations
         self._walk(schema, ())
+
+    def attach(self, imports: Mapping[str, I.ImportMapping], inferences: Mapping[str, I.Inference]) -> list[InputError]:
+        """Take the knowledge's import mappings and inference files; what in them or in the schema's
+        x-import / x-infer annotations does not fit together, as errors.
+        """
+        self.imports, self.inferences = imports, inferences
+        errors: list[InputError] = []
+        for opath, onode in self.objects.items():
+            if onode.get("x-import"):
+                errors += self._check_import(opath, onode)
+        name = self.schema.get("x-infer")
+        if name:
+            errors += self._check_inference(name)
+        return errors
+
+    def _check_import(self, opath: tuple[str, ...], onode: dict[str, Any]) -> list[InputError]:
+        spec = onode["x-import"]
+        where = ".".join(opath) or "the workload"
+        mapping = self.imports.get(spec.get("mapping", ""))
+        if mapping is None:
+            return [
+                InputError(
+                    f"{where}: x-import names the import mapping '{spec.get('mapping')}', which no knowledge "
+                    "file defines",
+                    file=self.file,
+                    help=f"{hint(spec.get('mapping'), self.imports)}add a knowledge file with 'import: "
+                    f"{spec.get('mapping')}'",
+                )
+            ]
+        errors = []
+        for role in ("path", "locate"):
+            key = spec.get(role)
+            if key is not None and key not in onode["properties"]:
+                errors.append(
+                    InputError(f"{where}: x-import's {role} key '{key}' is not a key of {where}", file=self.file)
+                )
+        if spec.get("locate") and mapping.locate is None:
+            errors.append(
+                InputError(
+                    f"{where}: x-import locates documents by '{spec['locate']}', but the import mapping "
+                    f"'{mapping.name}' has no 'locate'",
+                    file=mapping.file,
+                    help="add a locate section to the mapping",
+                )
+            )
+        for entry in mapping.entries.values():
+            for setter in entry.setters:
+                if (*opath, setter.key) not in self.leaves:
+                    errors.append(
+                        InputError(
+                            f"entry '{entry.id}' sets '{setter.key}', which is not a key of {where}",
+                            file=setter.span.file,
+                            line=setter.span.line,
+                            col=setter.span.col,
+                            help=f"{hint(setter.key, onode['properties'])}the keys are: "
+                            f"{', '.join(onode['properties'])}",
+                        )
+                    )
+        return errors
+
+    def _check_inference(self, name: str) -> list[InputError]:
+        spec = self.inferences.get(name)
+        if spec is None:
+            return [
+                InputError(
+                    f"x-infer names the inference '{name}', which no knowledge file defines",
+                    file=self.file,
+                    help=f"{hint(name, self.inferences)}add a knowledge file with 'infer: {name}'",
+                )
+            ]
+        attrs = set(self.attr_of.values())
+        errors = []
+        for step in spec.steps:
+            for n in (step.target, *sorted(step.reads)):
+                if n not in attrs:
+                    errors.append(
+                        InputError(
+                            f"step '{step.id}' reads or sets '{n}', which is not a workload input",
+                            file=step.span.file,
+                            line=step.span.line,
+                            col=step.span.col,
+                            help=f"{hint(n, attrs)}steps work on the workload's inputs",
+                        )
+                    )
+        for req in spec.requirements:
+            names = [*req.keys, *([req.waiver] if req.waiver else [])]
+            names += sorted(req.unless.names) if req.unless else []
+            for n in names:
+                if n not in attrs:
+                    errors.append(
+                        InputError(
+                            f"requirement '{req.id}' names '{n}', which is not a workload input",
+                            file=req.span.file,
+                            line=req.span.line,
+                            col=req.span.col,
+                            help=f"{hint(n, attrs)}requirements name the workload's inputs",
+                        )
+                    )
+        return errors
 
     def _walk(self, node: dict[str, Any], path: tuple[str, ...]) -> None:
         if node.get("type") == "object" and "properties" in node:
@@ -124,6 +236,7 @@ class InputSchema:
             raise Problems(errors)
         data = doc.data
         inputs, problems = self._explicit(doc, data, catalogs)
+        problems += self._imported(doc, data, inputs)
         problems += self._catalog_fills(doc, data, catalogs, inputs)
         if problems:
             raise Problems(problems)
@@ -135,7 +248,11 @@ class InputSchema:
             inputs[attr] = InputValue(
                 node["default"], "default", node.get("x-default-source", f"default in {self.file}")
             )
+        problems = self._inferred(doc, inputs)
+        if problems:
+            raise Problems(problems)
         problems = self._relations(doc, inputs)
+        problems += self._requirements(doc, inputs)
         if problems:
             raise Problems(problems)
         sha = hashlib.sha256(doc.text.encode("utf-8")).hexdigest()
@@ -232,6 +349,162 @@ class InputSchema:
             inputs[self.attr_of[path]] = InputValue(value, "workload", f"{doc.file}:{line}", line)
         return inputs, problems
 
+    def _leaf_problem(self, path: tuple[str, ...], value: Any) -> str | None:
+        """What makes a value unfit for a key (its type, enum or bounds), or None."""
+        node = self.leaves.get(path)
+        if node is None:
+            return "is not a key of the workload"
+        plain = self._plain.get(path)
+        if plain is None:
+            plain = {k: v for k, v in node.items() if not k.startswith("x-") and k not in ("default", "description")}
+            if node.get("x-quantity"):
+                plain.pop("type", None)
+            self._plain[path] = plain
+        errors = list(validator_for(plain).iter_errors(value))
+        if not errors:
+            return None
+        e = errors[0]
+        if e.validator == "enum":
+            return f"is not one of {', '.join(map(str, e.validator_value))}"
+        if e.validator == "type":
+            return f"is not of type {e.validator_value}"
+        return str(e.message)
+
+    def _imported(self, doc: Doc, data: Mapping[str, Any], inputs: dict[str, InputValue]) -> list[InputError]:
+        """``x-import``: the keys a document named by the object (a path, or a name found in a cache)
+        gives, through the import mapping; the file's own keys win.
+        """
+        problems: list[InputError] = []
+        for opath, onode in self.objects.items():
+            spec = onode.get("x-import")
+            mapping = self.imports.get(spec.get("mapping", "")) if spec else None
+            if not spec or mapping is None:
+                continue
+            given = [
+                (role, spec[role])
+                for role in ("path", "locate")
+                if spec.get(role) and _get(data, (*opath, spec[role]))[0]
+            ]
+            if not given:
+                continue
+            catalog_key = (onode.get("x-catalog") or {}).get("key")
+            if len(given) > 1 or (catalog_key and _get(data, (*opath, catalog_key))[0]):
+                keys = [k for _, k in given] + (
+                    [catalog_key] if catalog_key and _get(data, (*opath, catalog_key))[0] else []
+                )
+                problems.append(
+                    doc.error(
+                        (*opath, keys[1]),
+                        f"{'.'.join(opath)}: {' and '.join(keys)} each describe the whole object; give one",
+                        f"keep one of {', '.join(keys)} and give any number to change beside it",
+                    )
+                )
+                continue
+            role, key = given[0]
+            kpath = (*opath, key)
+            value = _get(data, kpath)[1]
+            try:
+                if role == "path":
+                    base = Path(doc.file).parent if doc.file and not doc.file.startswith("<") else Path(".")
+                    target = Path(str(value)).expanduser()
+                    target = target if target.is_absolute() else base / target
+                    shown = target.as_posix()
+                    document = I.read_json(target, shown)
+                else:
+                    assert mapping.locate is not None
+                    found, shown = I.locate(mapping.locate, str(value))
+                    document = I.read_json(found, shown)
+                got = I.apply_mapping(mapping, document, shown)
+            except I.ImportFailure as exc:
+                if exc.file:
+                    problems.append(
+                        InputError(
+                            f"{exc.message} (read for {'.'.join(kpath)}, {doc.file}:{doc.where(kpath)[0]})",
+                            file=exc.file,
+                            line=exc.line,
+                            col=exc.col,
+                            help=exc.help,
+                        )
+                    )
+                else:
+                    problems.append(doc.error(kpath, f"{'.'.join(kpath)}: {exc.message}", exc.help))
+                continue
+            line = doc.where(kpath)[0]
+            for k, (v, detail) in got.values.items():
+                path = (*opath, k)
+                attr = self.attr_of[path]
+                if attr in inputs:
+                    continue
+                node = self.leaves[path]
+                if node.get("x-quantity"):
+                    q = parse_quantity(v)
+                    v = q if q is not None else v
+                bad = self._leaf_problem(path, v)
+                if bad:
+                    problems.append(
+                        doc.error(
+                            kpath,
+                            f"{'.'.join(path)} from {detail}: {v!r} {bad}",
+                            f"give {'.'.join(path)} beside {key} to override it ({got.entry.name})",
+                        )
+                    )
+                    continue
+                inputs[attr] = InputValue(v, "config", detail, line)
+        return problems
+
+    def _inferred(self, doc: Doc, inputs: dict[str, InputValue]) -> list[InputError]:
+        """``x-infer``: inputs the workload leaves out, inferred from the ones it has."""
+        spec = self.inferences.get(self.schema.get("x-infer", ""))
+        if spec is None:
+            return []
+        paths = {a: p for p, a in self.attr_of.items()}
+
+        def check_value(step: I.Step, value: Any) -> str | None:
+            return self._leaf_problem(paths[step.target], value)
+
+        got, failed = I.infer(
+            spec,
+            {a: iv.value for a, iv in inputs.items()},
+            lambda a: a not in inputs or inputs[a].origin == "default",
+            check_value,
+        )
+        for attr, (value, because) in got.items():
+            inputs[attr] = InputValue(value, "inferred", because)
+        problems = []
+        for step, why in failed:
+            path = paths[step.target]
+            problems.append(
+                doc.error(
+                    path[:-1] or path,
+                    f"{'.'.join(path)} cannot be inferred: {why}",
+                    f"give {'.'.join(path)} (inference step '{step.id}', {step.span.file}:{step.span.line})",
+                )
+            )
+        return problems
+
+    def _requirements(self, doc: Doc, inputs: dict[str, InputValue]) -> list[InputError]:
+        """The inference file's requirements: what the workload still lacks, or a waiver set in vain."""
+        spec = self.inferences.get(self.schema.get("x-infer", ""))
+        if spec is None:
+            return []
+        paths = {a: p for p, a in self.attr_of.items()}
+        problems = []
+        for req, missing, waived in I.unmet(spec, {a: iv.value for a, iv in inputs.items()}):
+            at = paths.get(req.at or "") or (paths[missing[0]][:-1] if missing else ())
+            if missing and not waived:
+                names = ", ".join(".".join(paths[m][len(at) :]) or m for m in missing)
+                problems.append(doc.error(at, f"{req.message}: missing {names}", req.help, key=bool(at)))
+            elif waived and not missing and req.waiver and inputs[req.waiver].origin == "workload":
+                wpath = paths[req.waiver]
+                problems.append(
+                    doc.error(
+                        wpath,
+                        f"{'.'.join(wpath)} is true, but nothing is missing: {', '.join(req.keys)} are all known",
+                        f"remove {'.'.join(wpath)}: the whole need is sized",
+                    )
+                )
+        return problems
+
     def _catalog_fills(
         self, doc: Doc, data: Mapping[str, Any], catalogs: Mapping[str, Catalog], inputs: dict[str, InputValue]
     ) -> list[InputError]:
@@ -264,10 +537,25 @@ class InputSchema:
                 if attr is None or attr in inputs or prop == spec["key"]:
                     continue
                 v = item.get(prop)
-                if v is not None:
-                    inputs[attr] = InputValue(
-                        v, "catalog", f"{spec['catalog']} '{item.id}' ({item.file}:{item.line})", item.line
+                if v is None:
+                    continue
+                bad = self._leaf_problem(path, v)
+                ref = (self.leaves[path].get("x-item") or "") if path in self.leaves else ""
+                if not bad and ref and ref in catalogs and v not in catalogs[ref].items:
+                    bad = f"is not an item of catalog '{ref}'"
+                if bad:
+                    problems.append(
+                        InputError(
+                            f"{'.'.join(path)} from {spec['catalog']} '{item.id}': {v!r} {bad}",
+                            file=item.file,
+                            line=item.line,
+                            help=f"fix the catalog item's '{prop}' ({self.leaves[path].get('description', '')})",
+                        )
                     )
+                    continue
+                inputs[attr] = InputValue(
+                    v, "catalog", f"{spec['catalog']} '{item.id}' ({item.file}:{item.line})", item.line
+                )
         return problems
 
     def _relations(self, doc: Doc, inputs: dict[str, InputValue]) -> list[InputError]:

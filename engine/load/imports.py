@@ -1,0 +1,778 @@
+"""Knowledge that completes a workload before any rule runs: import mappings and input inference.
+
+An **import mapping** (a knowledge file with ``import: NAME``) turns a JSON document into workload
+keys. The workload schema says which object may name such a document (``x-import``): by a path
+relative to the workload file, or by a name found in a local cache (``locate``: a folder pattern
+with ``{env.VAR}`` and ``{home}`` placeholders, never the network). The document's ``select`` field
+picks one entry; the entry fills the fields the document leaves out (``defaults``), computes named
+values (``let``) and gives each workload key a literal (``fixed``) or an expression over the
+document's fields (``set``). A key whose expression reads a missing or null field stays unset.
+
+An **inference** (a knowledge file with ``infer: NAME``, named by the schema's ``x-infer``) runs
+after the workload, its import, its catalog item and the declared defaults are in: each step sets
+one input the workload left out (or only defaulted) from inputs it has, with a ``because`` text that
+becomes the input's origin; then each requirement refuses the workload if inputs it needs are still
+unknown, unless its waiver input is set.
+
+Both are domain-free here: the field names, the formulas and the cache layout are in the knowledge
+files. Expressions are the rule language's (``expr``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from ..errors import InputError, hint
+from . import expr as X
+from .ir import Source, Span, Value
+from .rules import sources_of
+from .schema import check, engine_schema
+from .yamlsrc import Doc
+
+MISSING = object()
+
+
+class ImportFailure(Exception):
+    """A problem with an imported document; ``file``/``line``/``col`` when it is inside that document."""
+
+    def __init__(
+        self, message: str, help: str, file: str | None = None, line: int | None = None, col: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.help = help
+        self.file = file
+        self.line = line
+        self.col = col
+
+
+# -- the IR ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Named:
+    """A named expression of an entry or a step (a default, a let): the first of its alternatives
+    whose names are all known gives the value.
+    """
+
+    name: str
+    exprs: tuple[X.Expr, ...]
+    span: Span
+
+    @property
+    def names(self) -> frozenset[str]:
+        """Every name its alternatives read."""
+        return frozenset(n for e in self.exprs for n in e.names)
+
+
+@dataclass(frozen=True)
+class Setter:
+    """How an entry gives one workload key: a literal or an expression (with an optional explanation)."""
+
+    key: str
+    span: Span
+    literal: Value = None
+    exprs: tuple[X.Expr, ...] = ()
+    explain: X.Template | None = None
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One kind of document: the entry its selecting field names."""
+
+    id: str
+    name: str
+    match: tuple[str, ...]
+    span: Span
+    sources: tuple[Source, ...] = ()
+    within: str | None = None
+    defaults: tuple[Named, ...] = ()
+    lets: tuple[Named, ...] = ()
+    setters: tuple[Setter, ...] = ()
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Locate:
+    """Where a named document is found in a local cache."""
+
+    pattern: str
+    roots: tuple[str, ...]
+    file: str
+    span: Span
+    revision: str | None = None
+    revisions: str | None = None
+    example: str | None = None
+    help: str | None = None
+
+
+@dataclass(frozen=True)
+class ImportMapping:
+    """An import mapping: its entries by id and by selecting value."""
+
+    name: str
+    description: str
+    file: str
+    select: str
+    entries: Mapping[str, Entry]
+    help: str = ""
+    locate: Locate | None = None
+
+    def entry_for(self, value: object) -> Entry | None:
+        """The entry whose ``match`` holds ``value``."""
+        return next((e for e in self.entries.values() if value in e.match), None)
+
+    @property
+    def supported(self) -> list[str]:
+        """Every selecting value some entry reads, sorted."""
+        return sorted({m for e in self.entries.values() for m in e.match})
+
+
+@dataclass(frozen=True)
+class Step:
+    """One inference step."""
+
+    id: str
+    target: str
+    value: X.Expr
+    because: X.Template
+    span: Span
+    when: X.Expr | None = None
+    lets: tuple[Named, ...] = ()
+    sources: tuple[Source, ...] = ()
+
+    @property
+    def reads(self) -> frozenset[str]:
+        """Every input the step reads (its own let names excluded)."""
+        own = {n.name for n in self.lets}
+        names = set(self.value.names) | set(self.because.names) | (set(self.when.names) if self.when else set())
+        for n in self.lets:
+            names |= n.names
+        return frozenset(names - own)
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """Inputs that must be known once the steps have run."""
+
+    id: str
+    keys: tuple[str, ...]
+    message: str
+    help: str
+    span: Span
+    unless: X.Expr | None = None
+    waiver: str | None = None
+    at: str | None = None
+
+
+@dataclass(frozen=True)
+class Inference:
+    """An inference file: its steps, in order, and its requirements."""
+
+    name: str
+    file: str
+    steps: tuple[Step, ...]
+    requirements: tuple[Requirement, ...] = ()
+
+
+@dataclass
+class Imported:
+    """What an import gave: per workload key, its value, how it was found and the document's line."""
+
+    entry: Entry
+    document: str
+    values: dict[str, tuple[Value, str]] = field(default_factory=dict)
+
+
+# -- loading --------------------------------------------------------------------------------------
+
+
+def _parse(doc: Doc, path: tuple[str | int, ...], source: object, errors: list[InputError]) -> X.Expr | None:
+    try:
+        return X.parse(source)
+    except X.ExprError as exc:
+        errors.append(doc.error(path, f"expression {source!r}: {exc.message}", exc.help or "fix the expression"))
+        return None
+
+
+def _template(doc: Doc, path: tuple[str | int, ...], source: str, errors: list[InputError]) -> X.Template | None:
+    try:
+        return X.parse_template(source)
+    except X.ExprError as exc:
+        errors.append(doc.error(path, f"text {source!r}: {exc.message}", exc.help or "fix the placeholder"))
+        return None
+
+
+def _alternatives(
+    doc: Doc, path: tuple[str | int, ...], source: object, errors: list[InputError]
+) -> tuple[X.Expr, ...] | None:
+    """One expression, or a list of alternatives (the first whose names are known is used)."""
+    items = source if isinstance(source, list) else [source]
+    out = []
+    for i, s in enumerate(items):
+        e = _parse(doc, (*path, i) if isinstance(source, list) else path, s, errors)
+        if e is None:
+            return None
+        out.append(e)
+    return tuple(out)
+
+
+def _named(doc: Doc, base: tuple[str | int, ...], raw: Mapping[str, Any], errors: list[InputError]) -> list[Named]:
+    out = []
+    for name, source in raw.items():
+        exprs = _alternatives(doc, (*base, name), source, errors)
+        if exprs is not None:
+            out.append(Named(name, exprs, doc.span((*base, name), key=True)))
+    return out
+
+
+def _merge_named(first: tuple[Named, ...], then: list[Named]) -> tuple[Named, ...]:
+    """``first`` in its order with same-named values replaced by ``then``'s, then ``then``'s new ones."""
+    mine = {n.name: n for n in then}
+    out = [mine.pop(n.name, n) for n in first]
+    return (*out, *[n for n in then if n.name in mine])
+
+
+def _ordered(named: tuple[Named, ...]) -> tuple[Named, ...] | str:
+    """The named values in an order where each comes after the ones it reads (written order
+    otherwise), or the names of a cycle.
+    """
+    by_name = {n.name: n for n in named}
+    done: dict[str, Named] = {}
+    visiting: list[str] = []
+
+    def visit(n: Named) -> str | None:
+        if n.name in done:
+            return None
+        if n.name in visiting:
+            return " -> ".join([*visiting[visiting.index(n.name) :], n.name])
+        visiting.append(n.name)
+        for dep in sorted(n.names):
+            if dep in by_name and dep != n.name:
+                cycle = visit(by_name[dep])
+                if cycle:
+                    return cycle
+        visiting.pop()
+        done[n.name] = n
+        return None
+
+    for n in named:
+        cycle = visit(n)
+        if cycle:
+            return cycle
+    return tuple(done.values())
+
+
+def _entry(doc: Doc, i: int, raw: dict[str, Any], known: Mapping[str, Entry], errors: list[InputError]) -> Entry | None:
+    path: tuple[str | int, ...] = ("entries", i)
+    base: Entry | None = None
+    if "extends" in raw:
+        base = known.get(raw["extends"])
+        if base is None:
+            errors.append(
+                doc.error(
+                    (*path, "extends"),
+                    f"entry '{raw['id']}' extends unknown entry '{raw['extends']}'",
+                    f"{hint(raw['extends'], known)}an entry can extend one written before it",
+                )
+            )
+            return None
+    mark = len(errors)
+    defaults = _named(doc, (*path, "defaults"), raw.get("defaults", {}), errors)
+    lets = _named(doc, (*path, "let"), raw.get("let", {}), errors)
+    setters: dict[str, Setter] = {s.key: s for s in base.setters} if base else {}
+    for key, value in raw.get("fixed", {}).items():
+        setters[key] = Setter(key, doc.span((*path, "fixed", key), key=True), literal=value)
+    for key, value in raw.get("set", {}).items():
+        at: tuple[str | int, ...] = (*path, "set", key)
+        source, explain = (value.get("value"), value.get("explain")) if isinstance(value, dict) else (value, None)
+        exprs = _alternatives(doc, (*at, "value") if isinstance(value, dict) else at, source, errors)
+        t = _template(doc, (*at, "explain"), explain, errors) if explain is not None else None
+        if exprs is not None:
+            setters[key] = Setter(key, doc.span(at, key=True), exprs=exprs, explain=t)
+    if len(errors) > mark:
+        return None
+    ordered = []
+    for what, mine, inherited in (
+        ("defaults", defaults, base.defaults if base else ()),
+        ("let", lets, base.lets if base else ()),
+    ):
+        result = _ordered(_merge_named(inherited, mine))
+        if isinstance(result, str):
+            errors.append(
+                doc.error(
+                    (*path, what),
+                    f"entry '{raw['id']}': {what} read each other in a cycle: {result}",
+                    "break the cycle",
+                )
+            )
+            return None
+        ordered.append(result)
+    return Entry(
+        id=raw["id"],
+        name=raw["name"],
+        match=tuple(raw.get("match", [raw["id"]])),
+        span=doc.span(path),
+        sources=sources_of(raw["source"]),
+        within=raw.get("within", base.within if base else None),
+        defaults=ordered[0],
+        lets=ordered[1],
+        setters=tuple(setters.values()),
+        note=raw.get("note"),
+    )
+
+
+def load_import(
+    doc: Doc, errors: list[InputError], earlier: ImportMapping | None = None, trusted: bool = False
+) -> ImportMapping | None:
+    """An import mapping file; ``earlier`` is the same mapping from a knowledge directory given before,
+    whose entries this one adds to or replaces (by id).
+    """
+    found = [] if trusted else check(doc, engine_schema("import"), "an import mapping")
+    if found:
+        errors.extend(found)
+        return None
+    data = doc.data
+    entries: dict[str, Entry] = dict(earlier.entries) if earlier else {}
+    mine: set[str] = set()
+    for i, raw in enumerate(data["entries"]):
+        if raw["id"] in mine:
+            errors.append(
+                doc.error(("entries", i, "id"), f"duplicate entry id '{raw['id']}'", "ids are unique; rename one")
+            )
+            continue
+        e = _entry(doc, i, raw, entries, errors)
+        if e is not None:
+            mine.add(e.id)
+            entries[e.id] = e
+    claimed: dict[str, str] = {}
+    for e in entries.values():
+        for m in e.match:
+            if m in claimed and claimed[m] != e.id:
+                errors.append(
+                    InputError(
+                        f"'{m}' is read by two entries, '{claimed[m]}' and '{e.id}'",
+                        file=e.span.file,
+                        line=e.span.line,
+                        col=e.span.col,
+                        help="each selecting value belongs to one entry: remove it from one match list",
+                    )
+                )
+            claimed[m] = e.id
+    locate = earlier.locate if earlier else None
+    if "locate" in data:
+        loc = data["locate"]
+        try:
+            re.compile(loc["pattern"])
+        except re.error as exc:
+            errors.append(doc.error(("locate", "pattern"), f"invalid regular expression: {exc}", "fix the pattern"))
+        locate = Locate(
+            pattern=loc["pattern"],
+            roots=tuple(loc["roots"]),
+            file=loc["file"],
+            span=doc.span(("locate",), key=True),
+            revision=loc.get("revision"),
+            revisions=loc.get("revisions"),
+            example=loc.get("example"),
+            help=loc.get("help"),
+        )
+    return ImportMapping(
+        name=data["import"],
+        description=data["description"],
+        file=earlier.file if earlier else doc.file,
+        select=data["select"],
+        entries=MappingProxyType(entries),
+        help=data.get("help", earlier.help if earlier else ""),
+        locate=locate,
+    )
+
+
+def load_inference(
+    doc: Doc, errors: list[InputError], earlier: Inference | None = None, trusted: bool = False
+) -> Inference | None:
+    """An inference file; a later directory's file with the same name adds steps and requirements
+    (a step or requirement with the same id replaces the earlier one in place).
+    """
+    found = [] if trusted else check(doc, engine_schema("infer"), "an inference file")
+    if found:
+        errors.extend(found)
+        return None
+    data = doc.data
+    mark = len(errors)
+    steps: dict[str, Step] = {s.id: s for s in earlier.steps} if earlier else {}
+    for i, raw in enumerate(data["steps"]):
+        path: tuple[str | int, ...] = ("steps", i)
+        value = _parse(doc, (*path, "value"), raw["value"], errors)
+        when = _parse(doc, (*path, "when"), raw["when"], errors) if "when" in raw else None
+        because = _template(doc, (*path, "because"), raw["because"], errors)
+        lets = _named(doc, (*path, "let"), raw.get("let", {}), errors)
+        if value is None or because is None or ("when" in raw and when is None):
+            continue
+        steps[raw["id"]] = Step(
+            id=raw["id"],
+            target=raw["set"],
+            value=value,
+            because=because,
+            span=doc.span(path),
+            when=when,
+            lets=tuple(lets),
+            sources=sources_of(raw["source"]),
+        )
+    reqs: dict[str, Requirement] = {r.id: r for r in earlier.requirements} if earlier else {}
+    for i, raw in enumerate(data.get("requirements", [])):
+        path = ("requirements", i)
+        unless = _parse(doc, (*path, "unless"), raw["unless"], errors) if "unless" in raw else None
+        reqs[raw["id"]] = Requirement(
+            id=raw["id"],
+            keys=tuple(raw["keys"]),
+            message=raw["message"],
+            help=raw["help"],
+            span=doc.span(path),
+            unless=unless,
+            waiver=raw.get("waiver"),
+            at=raw.get("at"),
+        )
+    if len(errors) > mark:
+        return None
+    return Inference(
+        name=data["infer"],
+        file=earlier.file if earlier else doc.file,
+        steps=tuple(steps.values()),
+        requirements=tuple(reqs.values()),
+    )
+
+
+# -- evaluation -----------------------------------------------------------------------------------
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A document's fields by dotted name (nested objects both whole and field by field)."""
+    out: dict[str, Any] = {}
+    for k, v in data.items():
+        if not isinstance(k, str):
+            continue
+        name = f"{prefix}{k}"
+        out[name] = v
+        if isinstance(v, dict):
+            out.update(_flatten(v, f"{name}."))
+    return out
+
+
+def _known(value: Any) -> bool:
+    return value is not None and value is not MISSING
+
+
+class _Unknown(Exception):
+    """A name an expression reads (on the branch it takes) is unknown or null."""
+
+
+def evaluate(e: X.Expr | X.Template, env: Mapping[str, Any]) -> Any:
+    """The value of an expression over ``env``; MISSING when a name it reads (on the branch it
+    takes: ``a if c else b`` reads ``b`` only when ``c`` is false) is unknown or null.
+    """
+
+    def resolve(name: str) -> X.Getter:
+        def get(_: Any) -> Any:
+            v = env.get(name, MISSING)
+            if not _known(v):
+                raise _Unknown(name)
+            return v
+
+        return get
+
+    try:
+        return e.bind(resolve)({})
+    except _Unknown:
+        return MISSING
+
+
+def first(exprs: tuple[X.Expr, ...], env: Mapping[str, Any]) -> Any:
+    """The value of the first alternative whose names are known (and not null), or MISSING."""
+    for e in exprs:
+        v = evaluate(e, env)
+        if _known(v):
+            return v
+    return MISSING
+
+
+def _number_text(value: Any) -> str:
+    return str(X.FUNCTIONS["text"](value))
+
+
+def read_json(path: Path, shown: str) -> dict[str, Any]:
+    """A JSON object from a file, or an ImportFailure at the file (and line, for a syntax error)."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ImportFailure(
+            f"{shown}: no such file", "give the path of the document, relative to the workload file"
+        ) from None
+    except OSError as exc:
+        raise ImportFailure(
+            f"{shown}: cannot read it: {exc.strerror or exc}", "check the path and its permissions"
+        ) from None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ImportFailure(f"{shown} is not UTF-8 text", "give a JSON file", file=shown) from None
+    except json.JSONDecodeError as exc:
+        raise ImportFailure(
+            f"invalid JSON: {exc.msg}", "fix the JSON syntax", file=shown, line=exc.lineno, col=exc.colno
+        ) from None
+    if not isinstance(data, dict):
+        raise ImportFailure(
+            f"{shown} holds a JSON {type(data).__name__}, not an object", "give a JSON object", file=shown
+        )
+    return data
+
+
+def _fill(template: str, values: Mapping[str, str]) -> str | None:
+    """``{name}`` placeholders replaced; None when one has no value."""
+    missing = False
+
+    def sub(m: re.Match[str]) -> str:
+        nonlocal missing
+        v = values.get(m.group(1))
+        if v is None:
+            missing = True
+            return ""
+        return v
+
+    out = re.sub(r"\{([A-Za-z_][A-Za-z0-9_.]*)\}", sub, template)
+    return None if missing else out
+
+
+def locate(spec: Locate, name: str, environ: Mapping[str, str] | None = None) -> tuple[Path, str]:
+    """The cached document for ``name``, and how it was found; ImportFailure saying where it looked."""
+    environ = os.environ if environ is None else environ
+    m = re.fullmatch(spec.pattern, name)
+    if m is None:
+        example = f", e.g. {spec.example}" if spec.example else ""
+        raise ImportFailure(f"'{name}' is not a name of the expected form{example}", spec.help or "check the name")
+    values = {k: v for k, v in m.groupdict().items() if v is not None}
+    values.update({f"env.{k}": v for k, v in environ.items() if v})
+    values["home"] = str(Path.home())
+    root = None
+    tried = []
+    for r in spec.roots:
+        filled = _fill(r, values)
+        tried.append(r)
+        if filled is not None:
+            root = Path(filled).expanduser()
+            break
+    if root is None:  # pragma: no cover - {home} alone always fills
+        raise ImportFailure(f"no cache folder: none of {', '.join(tried)} is set", spec.help or "")
+    shown_roots = ", ".join(re.sub(r"\{env\.(\w+)\}", r"$\1", r).replace("{home}", "~") for r in spec.roots)
+    chosen = f"{root} (the first of {shown_roots} that is set)"
+    revision = None
+    if spec.revision:
+        ref_path = _fill(spec.revision, values)
+        ref_file = root / ref_path if ref_path else None
+        if ref_file is not None and ref_file.is_file():
+            revision = ref_file.read_text(encoding="utf-8", errors="replace").strip()
+    if revision is None and spec.revisions:
+        folder_name = _fill(spec.revisions, values)
+        folder = root / folder_name if folder_name else None
+        subs = sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder and folder.is_dir() else []
+        if len(subs) == 1:
+            revision = subs[0]
+        elif len(subs) > 1:
+            raise ImportFailure(
+                f"'{name}': {len(subs)} revisions in {folder} and no revision file naming one",
+                spec.help or "keep one revision in the cache",
+            )
+    if revision is not None:
+        values["revision"] = revision
+    rel = _fill(spec.file, values)
+    path = root / rel if rel else None
+    if path is None or not path.is_file():
+        # a revision not found is shown as a wildcard, so the path reads as where to put the file
+        shown = _fill(spec.file, {"revision": "*", **values})
+        where = str(root / shown) if shown else str(root / spec.file)
+        raise ImportFailure(
+            f"'{name}' is not in the local cache: looked for {where} in the cache folder {chosen}; "
+            "nothing is downloaded",
+            spec.help or "put the document there, or give its path instead",
+        )
+    return path, str(path)
+
+
+def apply_mapping(mapping: ImportMapping, data: Mapping[str, Any], shown: str) -> Imported:
+    """The workload keys a document gives through its entry."""
+    kind = data.get(mapping.select)
+    entry = mapping.entry_for(kind)
+    if entry is None:
+        what = f"{mapping.select} {kind!r}" if kind is not None else f"no {mapping.select}"
+        raise ImportFailure(
+            f"{shown}: {what} is not supported; supported: {', '.join(mapping.supported)}",
+            mapping.help or "give the numbers by hand",
+        )
+    view = _view(entry, data)
+    env: dict[str, Any] = dict(view)
+    where = f"{entry.name}, {entry.span.file}:{entry.span.line}"
+
+    def run(exprs: tuple[X.Expr, ...], what: str) -> Any:
+        try:
+            v = first(exprs, env)
+        except X.ExprError as exc:
+            raise ImportFailure(
+                f"{shown}: cannot compute {what} ({' | '.join(e.source for e in exprs)}): {exc.message}",
+                f"check the document's fields ({where})",
+            ) from None
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ImportFailure(f"{shown}: {what} is not a finite number", f"check the document's fields ({where})")
+        return v
+
+    defaulted: dict[str, str] = {}
+    for d in entry.defaults:
+        if not _known(env.get(d.name, MISSING)):
+            v = run(d.exprs, d.name)
+            if v is not MISSING:
+                env[d.name] = v
+                defaulted[d.name] = " | ".join(e.source for e in d.exprs)
+    for n in entry.lets:
+        env[n.name] = run(n.exprs, n.name)
+    out = Imported(entry, shown)
+    for s in entry.setters:
+        if not s.exprs:
+            out.values[s.key] = (s.literal, f"{shown}: {mapping.select} {kind} ({where})")
+            continue
+        v = run(s.exprs, s.key)
+        if v is MISSING:
+            continue
+        if isinstance(v, float) and v.is_integer():
+            v = int(v)
+        used = next(e for e in s.exprs if _known(evaluate(e, env)))
+        if s.explain is not None:
+            detail = run_text(s.explain, env)
+        elif used.constant:
+            detail = f"{mapping.select} {kind} ({where})"
+        else:
+            detail = _detail(used.source, v, view, defaulted, where)
+        out.values[s.key] = (v, f"{shown}: {detail}")
+    return out
+
+
+def _view(entry: Entry, data: Mapping[str, Any]) -> dict[str, Any]:
+    """The document's fields an entry reads: the top level, overlaid by its ``within`` sub-document."""
+    view = _flatten(data)
+    if entry.within:
+        inner = data.get(entry.within)
+        if isinstance(inner, dict):
+            view.update(_flatten(inner))
+    return view
+
+
+def _detail(source: str, value: Any, view: Mapping[str, Any], defaulted: Mapping[str, str], where: str) -> str:
+    """How a key's value was found: a field of the document, a default, or a computation."""
+    if source in defaulted:
+        return f"{source} = {_number_text(value)}, not in the file: the default, {defaulted[source]} ({where})"
+    if source in view:
+        return source
+    return f"{source} = {_number_text(value)}"
+
+
+def run_text(t: X.Template, env: Mapping[str, Any]) -> str:
+    """A template over ``env`` (unknown names written as '?')."""
+    filled = {n: env.get(n, MISSING) for n in t.names}
+    safe = {n: (v if _known(v) else "?") for n, v in filled.items()}
+
+    def resolve(name: str) -> X.Getter:
+        return lambda _: safe[name]
+
+    return str(t.bind(resolve)({}))
+
+
+def infer(
+    spec: Inference,
+    values: Mapping[str, Any],
+    replaceable: Callable[[str], bool],
+    check_value: Callable[[Step, Any], str | None],
+) -> tuple[dict[str, tuple[Any, str]], list[tuple[Step, str]]]:
+    """Run the steps over ``values``: the inferred inputs (value, because) and the steps that failed
+    (step, why). ``replaceable(attr)`` says whether an input may be set (unknown, or only defaulted);
+    ``check_value`` says what is wrong with a value for its input, or None.
+    """
+    env = dict(values)
+    out: dict[str, tuple[Any, str]] = {}
+    failed: list[tuple[Step, str]] = []
+    for step in spec.steps:
+        if step.target in env and not replaceable(step.target):
+            continue
+        local = dict(env)
+        try:
+            ok = True
+            for n in step.lets:
+                v = first(n.exprs, local)
+                if v is MISSING:
+                    ok = False
+                    break
+                local[n.name] = v
+            if not ok:
+                continue
+            if step.when is not None:
+                w = evaluate(step.when, local)
+                if w is MISSING or not w:
+                    continue
+            v = evaluate(step.value, local)
+            if v is MISSING:
+                continue
+            if isinstance(v, float) and v.is_integer():
+                v = int(v)
+            local[step.target] = v
+            because = run_text(step.because, local)
+        except X.ExprError as exc:
+            failed.append((step, exc.message))
+            continue
+        problem = check_value(step, v)
+        if problem:
+            failed.append((step, f"{_number_text(v)} {problem}: {because}"))
+            continue
+        env[step.target] = v
+        out[step.target] = (v, because)
+    return out, failed
+
+
+def unmet(spec: Inference, values: Mapping[str, Any]) -> list[tuple[Requirement, list[str], bool]]:
+    """Each requirement that applies: (requirement, the keys still unknown, whether its waiver is set)."""
+    out = []
+    for r in spec.requirements:
+        if r.unless is not None:
+            try:
+                u = evaluate(r.unless, values)
+            except X.ExprError:
+                u = MISSING
+            if u is not MISSING and u:
+                continue
+        missing = [k for k in r.keys if not _known(values.get(k, MISSING))]
+        waived = bool(r.waiver) and values.get(r.waiver or "") is True
+        if missing or waived:
+            out.append((r, missing, waived))
+    return out
+
+
+__all__ = [
+    "Entry",
+    "ImportFailure",
+    "ImportMapping",
+    "Imported",
+    "Inference",
+    "Locate",
+    "Requirement",
+    "Step",
+    "apply_mapping",
+    "infer",
+    "load_import",
+    "load_inference",
+    "locate",
+    "read_json",
+    "unmet",
+]
