@@ -80,7 +80,7 @@ WHY_NOT = {
     "failed-condition": ("llama2-70b-chat", "scenario.effective=personal"),
     "impossible-item": ("llama2-70b-chat", "gpu.model=tpu-v5"),
     "impossible-enum": ("llama2-70b-chat", "scenario.effective=enterprise"),
-    "overridden": ("gpt2-finetune-personal", "ram.floor_gb=32"),
+    "overridden": ("gpt2-finetune-personal", "ram.base_gb=32"),
     "not-produced": ("llama2-70b-chat", "os.swappiness=5"),
 }
 

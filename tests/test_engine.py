@@ -77,7 +77,7 @@ def test_every_conclusion_is_explained(recommender):
 
 def test_max_policy_keeps_the_losing_contribution(recommender):
     r = recommender.recommend(ROOT / "examples" / "gpt2-finetune-personal.yaml")
-    step = r.explain("ram.floor_gb")
+    step = r.explain("ram.base_gb")
     assert step["value"] == 64 and step["rule"] == "ram-training-floor"
     assert ("ram-personal-tier", 32) in [(b["rule"], b["value"]) for b in step["beaten"]]
 
@@ -258,7 +258,7 @@ def test_empty_tests_whether_a_list_has_members(tmp_path, empty, gb):
         assert code == 0, err
         contribs = json.loads(out)["conclusions"]["storage.required_gb"]["contributions"]
         fired[workload] = [k["value"] for k in contribs if k["rule"] == "empty-demo"]
-    # the chat example excludes nothing, the cluster example excludes the MI300X
+    # the chat example excludes nothing, the cluster example excludes AMD and the B200/B300 boards
     assert fired == (
         {"examples/llama2-70b-chat.yaml": [3], "examples/cluster-llama2-70b-pretrain.yaml": []}
         if empty == "true"
@@ -293,6 +293,54 @@ def test_first_by_ranks_before_the_key():
     assert out.value["id"] == "liked" and "lowest outside first" in out.note
     plain = Attribute(name="pick", type="record", description="d", combine="argmin", key=("cost",))
     assert combine(plain, contribs).value["id"] == "cheap"
+
+
+def test_within_keeps_the_candidates_near_the_best_of_the_first_group():
+    from engine.load.ir import Attribute
+    from engine.run.combine import Contribution, combine
+
+    attr = Attribute(
+        name="roomiest",
+        type="record",
+        description="d",
+        combine="argmax",
+        key=("room",),
+        first_by="rank",
+        within=("cost", 2.0),
+    )
+    values = [
+        {"id": "small", "room": 10, "cost": 100, "rank": 0},
+        {"id": "large", "room": 30, "cost": 190, "rank": 0},
+        {"id": "huge-but-dear", "room": 90, "cost": 250, "rank": 0},
+        {"id": "huge-but-ranked-lower", "room": 99, "cost": 50, "rank": 1},
+    ]
+    out = combine(attr, [Contribution(rule=f"r{i}", value=v, firing=i) for i, v in enumerate(values)])
+    assert out.value["id"] == "large"
+    assert "the 2 with the lowest rank and cost at most 2 x the lowest" in out.note
+
+
+@pytest.mark.parametrize(
+    "within, message",
+    [
+        ("  ram.base_gb:\n", "'within' needs combine: argmin or argmax"),
+        ("  gpu.roomiest:\n", "the record's fields lack 'price', which the combine policy compares"),
+    ],
+)
+def test_within_is_checked_when_the_rulebase_loads(tmp_path, within, message):
+    import shutil
+
+    rules = tmp_path / "rules"
+    shutil.copytree(ROOT / "rules", rules)
+    path = rules / "_attributes.yaml"
+    text = path.read_text(encoding="utf-8")
+    if within.strip() == "ram.base_gb:":
+        text = text.replace(within, within + "    within: {field: total_gb, factor: 2}\n", 1)
+    else:
+        text = text.replace("    within: {field: cost, factor: 2}\n", "    within: {field: price, factor: 2}\n", 1)
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        load_rulebase([rules])
+    assert message in str(info.value.render())
 
 
 @pytest.mark.parametrize(

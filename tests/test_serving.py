@@ -76,7 +76,7 @@ def test_a_speed_target_adds_replicas_and_is_met(rec: Any) -> None:
     faster["serving"]["targets"]["output_tokens_per_s_per_request"] = 30
     f = rec.recommend(faster)
     assert f["perf.output_tokens_per_s_per_request"] >= 30
-    assert f["gpu.selection"]["cost_usd"] >= r["gpu.selection"]["cost_usd"]
+    assert f["gpu.selection"]["cost"] >= r["gpu.selection"]["cost"]
 
 
 @pytest.mark.parametrize("engine", ["vllm", "sglang", "tgi", "transformers"])
@@ -169,7 +169,9 @@ def test_an_fp8_cache_doubles_the_tokens(rec: Any) -> None:
 def test_a_deadline_raises_the_gpu_count_from_compute(rec: Any) -> None:
     base = rec.recommend(example("cluster-llama2-70b-pretrain"))
     r = rec.recommend(example("cluster-llama2-70b-deadline"))
-    assert r["gpu.count"] > 4 * base["gpu.count"]
+    # memory alone gives whole 8-GPU boards that would take years; compute for 90 days takes at least 4 times as many
+    assert base["perf.train_days"] > 10 * 90
+    assert r["gpu.count"] >= 4 * base["gpu.count"]
     assert r["perf.train_days"] <= 90
     assert r["gpu.per_node"] in (1, 2, 4, 8)
     tighter = example("cluster-llama2-70b-deadline")

@@ -47,7 +47,7 @@ def _where(where: tuple[FieldCond, ...]) -> str:
 
 
 def condition_text(cond: Condition) -> str:
-    """One condition in words: 'task ∈ {training, fine-tuning}', 'for each gpu g with price_usd > 0'."""
+    """One condition in words: 'task ∈ {training, fine-tuning}', 'for each gpu g with price > 0'."""
     if isinstance(cond, AttrCond):
         return _tests(cond.attribute, cond.tests)
     if isinstance(cond, ItemCond):

@@ -12,7 +12,9 @@ say reaches one of durable-rules' limits or quirks:
   from another fact (``{ref: x.size_gb * 1073741824}``) stays residual, because durable-rules'
   evaluation of such operands in a join (``reduceExpressionSequence``) segfaulted for some layouts of
   the network and not others (a missing property makes it fail with error 311, a division by zero
-  kills the process);
+  kills the process); and a ref never goes into an ordering test (gt, gte, lt, lte) against
+  another fact, which crashes durable-rules depending on the other rules of its ruleset
+  (jruizgit/rules#381);
 * ``in`` lists longer than ``IN_LIST_MAX`` stay residual (a node with 511 successors makes
   durable-rules loop forever), and so does anything past 16 patterns in one rule
   (``MAX_MESSAGE_FRAMES``);
@@ -354,7 +356,9 @@ class _Translator:
             if t.op == "empty":
                 attr_tests[name].append({"len": 0} if t.operand else {"$gt": {"len": 0}})
                 continue
-            translated = self.test(t, "v", attr.type, plan, attr_alias)
+            # an ordering test against another fact crashes durable-rules now and then, depending on
+            # the other rules of its ruleset (jruizgit/rules#381): it is checked in Python
+            translated = None if _compares_facts(t) else self.test(t, "v", attr.type, plan, attr_alias)
             if translated is None or len(attr_tests[name]) >= MAX_TESTS or name not in attr_alias:
                 rest.append(t)
                 continue
@@ -386,7 +390,11 @@ class _Translator:
                 reads_item = isinstance(t.operand, Ref) and any(
                     n.split(".")[0] in plan.catalogs_by_alias for n in t.operand.expr.names
                 )
-                translated = None if reads_item else self.test(t, _fprop(f.field), declared, plan, attr_alias)
+                translated = (
+                    None
+                    if reads_item or _compares_facts(t)
+                    else self.test(t, _fprop(f.field), declared, plan, attr_alias)
+                )
                 if translated is None or len(tests) >= MAX_TESTS:
                     rest.append(t)
                 else:
@@ -449,6 +457,11 @@ class _Translator:
 
 class _Overflow(Exception):
     """A variant joins more items than durable-rules matches at once: it runs in Python."""
+
+
+def _compares_facts(t: Test) -> bool:
+    """An ordering test whose operand reads another fact (an attribute or an item's field)."""
+    return t.op in ORDERING and isinstance(t.operand, Ref) and bool(t.operand.expr.names)
 
 
 def _same_kind(declared: str, want: str) -> bool:

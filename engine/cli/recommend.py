@@ -23,6 +23,11 @@ def add_parser(sub: Any, name: str) -> None:
         default="auto",
         help="graph layout in HTML reports: Graphviz dot when installed (auto), or pure Python",
     )
+    r.add_argument(
+        "--full",
+        action="store_true",
+        help="text and Markdown: add every conclusion's derivation and the inputs to the one-screen report",
+    )
     r.add_argument("-o", "--output", metavar="OUT", help="write to OUT (a directory when several files are given)")
     r.add_argument("--record", metavar="DIR", help="also write a JSON decision record per workload into DIR")
     r.add_argument(
@@ -65,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         for i, name in enumerate(args.files):
             try:
                 result = rec.recommend(name)
-                outputs.append((i, render(result, args.format, layout=args.layout)))
+                outputs.append((i, render(result, args.format, layout=args.layout, full=args.full)))
             except GpusizerError as exc:
                 status = max(status, ExitCode(exc.exit_code))
                 print(exc.render(), file=sys.stderr)

@@ -18,6 +18,7 @@ from ..load.ir import AnyOf, AttrCond, Condition, Item, ItemCond, Not, Ref, Test
 from ..plan import semantics as S
 from ..plan.resolve import PlannedRule
 from ..plan.rulebase import Rulebase
+from ..run.combine import rank_key
 from .result import Result
 
 
@@ -258,27 +259,29 @@ def _why_not_candidate(result: Result, rec_attr: str, field: str, value: Any) ->
     c = result.outcome.conclusions.get(rec_attr)
     if c is not None and a.combine in ("argmin", "argmax"):
         win = c.contributions[c.combined.binding[0]].value
-        for contrib in c.contributions:
-            if isinstance(contrib.value, dict) and _same(contrib.value.get(field), value):
-                lost = contrib.value
-                key = a.key[0]
-                diff = lost[key] - win[key]
-                out = {
-                    "kind": "beaten-candidate",
-                    "rule": contrib.rule,
-                    "candidate": lost,
-                    "winner": win,
-                    "margin": diff,
-                    "message": f"{value!r} was a candidate ({_brief(lost)}) but {win.get(field)!r} won on "
-                    f"{key}: {num(lost[key])} vs {num(win[key])} ({'+' if diff >= 0 else ''}{num(diff)})",
-                }
-                if a.first_by and lost.get(a.first_by) != win.get(a.first_by):
-                    out["message"] = (
-                        f"{value!r} was a candidate ({_brief(lost)}) but {win.get(field)!r} won "
-                        f"first on {a.first_by}: {lost.get(a.first_by)!r} vs {win.get(a.first_by)!r}, "
-                        f"which is compared before {key}"
-                    )
-                return out
+        # the best of the candidates with that value speaks for them all
+        matching = [x for x in c.contributions if isinstance(x.value, dict) and _same(x.value.get(field), value)]
+        if matching:
+            contrib = min(matching, key=lambda x: rank_key(a, x.value))
+            lost = contrib.value
+            key = a.key[0]
+            diff = lost[key] - win[key]
+            out = {
+                "kind": "beaten-candidate",
+                "rule": contrib.rule,
+                "candidate": lost,
+                "winner": win,
+                "margin": diff,
+                "message": f"{value!r} was a candidate ({_brief(lost)}) but {win.get(field)!r} won on "
+                f"{key}: {num(lost[key])} vs {num(win[key])} ({'+' if diff >= 0 else ''}{num(diff)})",
+            }
+            if a.first_by and lost.get(a.first_by) != win.get(a.first_by):
+                out["message"] = (
+                    f"{value!r} was a candidate ({_brief(lost)}) but {win.get(field)!r} won "
+                    f"first on {a.first_by}: {lost.get(a.first_by)!r} vs {win.get(a.first_by)!r}, "
+                    f"which is compared before {key}"
+                )
+            return out
     # no candidate with that value: which candidate rule would have made it, and what stopped it?
     blocked = []
     for rid in rb.writers.get(rec_attr, ()):

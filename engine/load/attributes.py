@@ -68,7 +68,16 @@ def load_attributes(doc: Doc, attributes: dict[str, Attribute], errors: list[Inp
             problems.append(
                 ((*where, "fields"), "'fields' describes a record attribute", "remove it, or use type: record")
             )
-        for need in (*key, a.get("first_by")):
+        within = a.get("within")
+        if within and combine not in ("argmin", "argmax"):
+            problems.append(
+                (
+                    (*where, "within"),
+                    "'within' needs combine: argmin or argmax",
+                    "remove it, or pick records with argmin / argmax",
+                )
+            )
+        for need in (*key, a.get("first_by"), (within or {}).get("field")):
             if fields is not None and need and need not in fields:
                 problems.append(
                     (
@@ -88,6 +97,7 @@ def load_attributes(doc: Doc, attributes: dict[str, Attribute], errors: list[Inp
             combine=combine,
             key=key,
             first_by=a.get("first_by"),
+            within=(within["field"], float(within["factor"])) if within else None,
             enum=tuple(a["enum"]) if "enum" in a else None,
             items=a.get("items"),
             fields=MappingProxyType(dict(fields)) if fields is not None else None,

@@ -229,6 +229,7 @@ class Attribute:
     combine: Combine = "single"
     key: tuple[str, ...] = ()  # argmin/argmax: the record fields compared, in order
     first_by: str | None = None  # argmin/argmax: compared before key, lowest (false) first
+    within: tuple[str, float] | None = None  # argmin/argmax: (field, factor): only records within factor x the lowest
     enum: tuple[Scalar, ...] | None = None
     items: str | None = None  # list attributes: the type of a member ("string" makes then-values text)
     fields: Mapping[str, str] | None = None  # record attributes: field -> type

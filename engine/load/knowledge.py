@@ -111,9 +111,40 @@ def _narrowest(prior: CatalogField, new: CatalogField) -> CatalogField:
     )
 
 
+def _declared(
+    doc: Doc, fields: dict[str, CatalogField], earlier: Catalog | None, errors: list[InputError]
+) -> dict[str, CatalogField] | None:
+    """The catalog's fields after this file: an overlay's redeclared field keeps its type and the
+    tighter bounds; None (with the error) when it changes a type.
+    """
+    if earlier is None:
+        return fields
+    declared = dict(earlier.fields, **fields)
+    for n, f in fields.items():
+        prior = earlier.fields.get(n)
+        if prior is None:
+            continue
+        if prior.type != f.type:
+            errors.append(
+                doc.error(
+                    ("fields", n, "type"),
+                    f"field '{n}' is {prior.type} in {earlier.file}; an overlay cannot make it {f.type}",
+                    "give the field the type it has in the catalog this file amends",
+                )
+            )
+            return None
+        declared[n] = _narrowest(prior, f)
+    return declared
+
+
 def load_catalog(doc: Doc, errors: list[InputError], earlier: Catalog | None = None) -> Catalog | None:
     """One catalog file; ``earlier`` is the same catalog from a knowledge directory given before,
     which this one amends (new fields, new items, changed values).
+
+    A file that defines a catalog gives ``description`` and ``fields``, and each item its ``name``
+    and ``source``. An overlay amending a catalog gives only what changes: an existing item needs
+    its ``id`` and the fields that change. ``defaults`` gives field values every item of the file
+    takes unless it gives its own, and a file-level ``source`` stands for items that give none.
     """
     found = check(doc, engine_schema("knowledge"), "a knowledge catalog")
     if found:
@@ -121,6 +152,18 @@ def load_catalog(doc: Doc, errors: list[InputError], earlier: Catalog | None = N
         return None
     data = doc.data
     name = data["catalog"]
+    if earlier is None:
+        for key, what in (("description", "a one-line description"), ("fields", "the fields its items give")):
+            if key not in data:
+                errors.append(
+                    doc.error(
+                        ("catalog",),
+                        f"catalog '{name}' is defined here, so it needs '{key}'",
+                        f"add '{key}:' with {what}; only an overlay amending a catalog of an earlier "
+                        "knowledge directory may leave it out",
+                    )
+                )
+                return None
     fields = {
         n: CatalogField(
             name=n,
@@ -133,24 +176,13 @@ def load_catalog(doc: Doc, errors: list[InputError], earlier: Catalog | None = N
             maximum=f.get("maximum"),
             exclusive_minimum=f.get("exclusiveMinimum"),
         )
-        for n, f in data["fields"].items()
+        for n, f in (data.get("fields") or {}).items()
     }
-    declared = dict(earlier.fields, **fields) if earlier else fields
-    if earlier is not None:
-        for n, f in fields.items():
-            prior = earlier.fields.get(n)
-            if prior is None:
-                continue
-            if prior.type != f.type:
-                errors.append(
-                    doc.error(
-                        ("fields", n, "type"),
-                        f"field '{n}' is {prior.type} in {earlier.file}; an overlay cannot make it {f.type}",
-                        "give the field the type it has in the catalog this file amends",
-                    )
-                )
-                return None
-            declared[n] = _narrowest(prior, f)
+    declared = _declared(doc, fields, earlier, errors)
+    if declared is None:
+        return None
+    file_sources = sources_of(data["source"]) if data.get("source") else ()
+    defaults = _item_values(doc, ("defaults",), dict(data.get("defaults") or {}), declared, name, errors)
     items: dict[str, Item] = {}
     for i, raw in enumerate(data["items"]):
         path = ("items", i)
@@ -163,40 +195,50 @@ def load_catalog(doc: Doc, errors: list[InputError], earlier: Catalog | None = N
                 )
             )
             continue
-        values = _item_values(doc, path, raw, declared, name, errors)
-        if earlier is None:
-            for f in fields.values():
+        old = earlier.items.get(raw["id"]) if earlier is not None else None
+        values = dict(defaults, **_item_values(doc, path, raw, declared, name, errors))
+        if old is None:
+            missing = [k for k in ("name", "source") if k not in raw and not (k == "source" and file_sources)]
+            if missing:
+                errors.append(
+                    doc.error(
+                        path,
+                        f"item '{raw['id']}' is new to catalog '{name}', so it needs {' and '.join(missing)}",
+                        f"{hint(raw['id'], earlier.items) if earlier else ''}give name and source, or a file-level "
+                        "source; only an item that amends an existing one may leave them out",
+                    )
+                )
+                continue
+            for f in declared.values():
                 if f.required and f.name not in values:
                     errors.append(doc.error(path, f"item '{raw['id']}' lacks required field '{f.name}'", f.description))
+        sources = sources_of(raw["source"]) if "source" in raw else file_sources
+        if old is not None:
+            items[raw["id"]] = Item(
+                catalog=name,
+                id=raw["id"],
+                name=raw.get("name", old.name),
+                fields=MappingProxyType(dict(old.fields, **values)),
+                sources=sources + old.sources,
+                span=doc.span(path),
+                note=raw.get("note") or old.note,
+            )
+            continue
         items[raw["id"]] = Item(
             catalog=name,
             id=raw["id"],
             name=raw["name"],
             fields=MappingProxyType(values),
-            sources=sources_of(raw["source"]),
+            sources=sources,
             span=doc.span(path),
             note=raw.get("note"),
         )
     if earlier is not None:
-        merged = dict(earlier.items)
-        for iid, item in items.items():
-            old = merged.get(iid)
-            if old is not None:
-                item = Item(
-                    catalog=name,
-                    id=iid,
-                    name=item.name,
-                    fields=MappingProxyType(dict(old.fields, **item.fields)),
-                    sources=item.sources + old.sources,
-                    span=item.span,
-                    note=item.note or old.note,
-                )
-            merged[iid] = item
         return Catalog(
             name=name,
             description=earlier.description,
             fields=MappingProxyType(declared),
-            items=MappingProxyType(merged),
+            items=MappingProxyType(dict(earlier.items, **items)),
             file=earlier.file,
             sources=earlier.sources,
         )
@@ -206,7 +248,7 @@ def load_catalog(doc: Doc, errors: list[InputError], earlier: Catalog | None = N
         fields=MappingProxyType(fields),
         items=MappingProxyType(items),
         file=doc.file,
-        sources=sources_of(data["source"]) if data.get("source") else (),
+        sources=file_sources,
     )
 
 

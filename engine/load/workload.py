@@ -7,6 +7,9 @@ that the engine reads generically:
 * ``x-quantity``: the value may be written as "70B", "6.7b", "125M" or 7e9;
 * ``x-catalog``: ``{catalog, key}`` on an object: the named catalog item fills
   the object's keys that the file leaves out (explicit values win);
+* ``x-item: <catalog>``: the value (or each member of a list) is an item id of that catalog,
+  checked with a did-you-mean; ``x-item-fields: [field, ...]`` also accepts a value that one of
+  those fields takes in the catalog;
 * ``default`` with ``x-default-source``: a default is a fact with a source;
 * ``x-import``: ``{mapping, path, locate}`` on an object: the key ``path`` names a JSON document
   (relative to the workload file), the key ``locate`` a name found in a local cache, and the named
@@ -268,19 +271,31 @@ class InputSchema:
 
     @staticmethod
     def _unknown_items(
-        doc: Doc, path: tuple[str, ...], value: Any, catalog: str, catalogs: Mapping[str, Catalog]
+        doc: Doc,
+        path: tuple[str, ...],
+        value: Any,
+        catalog: str,
+        catalogs: Mapping[str, Catalog],
+        by_fields: tuple[str, ...] = (),
     ) -> InputError | None:
-        """``x-item: <catalog>``: the value (or each member) names an item of that catalog."""
+        """``x-item: <catalog>``: the value (or each member) names an item of that catalog, or, with
+        ``x-item-fields: [field, ...]``, a value one of those fields takes (a class or a vendor).
+        """
         items = catalogs.get(catalog)
         if items is None:
             return None
+        known = dict.fromkeys(items.items)
+        for f in by_fields:
+            known.update(dict.fromkeys(str(v) for it in items.items.values() if (v := it.get(f)) is not None))
         for i, v in enumerate(value if isinstance(value, list) else [value]):
-            if v not in items.items:
+            if v not in known:
                 where: tuple[str | int, ...] = (*path, i) if isinstance(value, list) else path
+                also = f", or a {' or '.join(by_fields)} ({', '.join(sorted(set(known) - set(items.items)))})"
                 return doc.error(
                     where,
                     f"unknown {catalog} '{v}' in {'.'.join(path)}",
-                    f"{hint(v, items.items)}see the ids in knowledge/ (gpusizer's catalog of {catalog})",
+                    f"{hint(v, known)}give an id from gpusizer's catalog of {catalog} (knowledge/)"
+                    f"{also if by_fields else ''}",
                 )
         return None
 
@@ -328,7 +343,9 @@ class InputSchema:
                 value = q
             catalog = node.get("x-item")
             if catalog:
-                unknown = self._unknown_items(doc, path, value, catalog, catalogs)
+                unknown = self._unknown_items(
+                    doc, path, value, catalog, catalogs, tuple(node.get("x-item-fields") or ())
+                )
                 if unknown:
                     problems.append(unknown)
                     continue

@@ -326,7 +326,7 @@ class _Resolver:
                     f"{hint(extra[0], attr.fields)}its fields are declared in rules/_attributes.yaml: "
                     f"{', '.join(attr.fields)}",
                 )
-        for need in (*attr.key, attr.first_by):
+        for need in (*attr.key, attr.first_by, attr.within[0] if attr.within else None):
             if need and need not in given:
                 raise _Fault(
                     c.span,

@@ -28,11 +28,18 @@ def _label(g: Any, node: str) -> tuple[str, str]:
     return (text if len(text) <= 60 else text[:57] + "..."), ("input" if d.get("origin") != "rule" else "value")
 
 
-def subgraph(result: Result, attrs: Iterable[str] | None = None) -> Any:
-    """The part of the derivation graph that leads to ``attrs`` (default: every conclusion)."""
+def subgraph(result: Result, attrs: Iterable[str] | None = None, binding_only: bool = False) -> Any:
+    """The part of the derivation graph that leads to ``attrs`` (default: every conclusion).
+
+    ``binding_only`` leaves out what a combined value beat (a losing candidate and all that led only to it).
+    """
     import networkx as nx
 
     g = result.graph
+    if binding_only:
+        g = g.edge_subgraph(
+            (u, v) for u, v, d in g.edges(data=True) if d.get("kind") != "contribution" or d.get("binding")
+        )
     targets = [value_node(a) for a in (attrs or sorted(result.conclusions)) if value_node(a) in g]
     keep = set(targets)
     for t in targets:
@@ -78,7 +85,7 @@ def python_svg(g: Any) -> str:
     columns: dict[int, list[str]] = {}
     for n in sorted(g.nodes, key=lambda n: (layer[n], _label(g, n)[0])):
         columns.setdefault(layer[n], []).append(n)
-    colw, rowh, boxh, pad = 250, 34, 24, 12
+    colw, rowh, boxh, pad = 300, 34, 24, 12
     pos = {}
     for c, nodes in columns.items():
         for r, n in enumerate(nodes):
@@ -87,8 +94,8 @@ def python_svg(g: Any) -> str:
     height = pad * 2 + max(len(v) for v in columns.values()) * rowh if columns else 2 * pad
     fills = {"firing": "#fde9c9", "input": "#e3eefc", "item": "#e8f5e1", "value": "#ffffff"}
     out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="100%" '
-        f'role="img" aria-label="derivation graph" font-family="Helvetica, Arial, sans-serif" font-size="10">'
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+        f'role="img" aria-label="derivation graph" font-family="Helvetica, Arial, sans-serif" font-size="12">'
     ]
     boxw = colw - 40
     for u, v in sorted(g.edges):

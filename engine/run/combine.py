@@ -48,7 +48,7 @@ def canonical(value: object) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
-def _rank_key(attr: Attribute, value: dict[str, Any]) -> tuple[Any, ...]:
+def rank_key(attr: Attribute, value: dict[str, Any]) -> tuple[Any, ...]:
     """argmin/argmax: ``first_by`` ascending (false first), then each key field (descending for argmax)."""
     sign = 1 if attr.combine == "argmin" else -1
     parts: list[Any] = []
@@ -92,13 +92,25 @@ def combine(attr: Attribute, contribs: Sequence[Contribution]) -> Combined:
             note += f"; a tie at that priority was broken by rule id ({contribs[winner].rule})"
         return Combined(values[winner], (winner,), note)
     if policy in ("argmin", "argmax"):
-        order = sorted(range(len(values)), key=lambda i: _rank_key(attr, values[i]))
+        pool = list(range(len(values)))
+        within = ""
+        if attr.within:
+            # among the records that come first on first_by, only those within the factor compete
+            field, factor = attr.within
+            if attr.first_by:
+                first = min(float(values[i].get(attr.first_by, 0)) for i in pool)
+                pool = [i for i in pool if float(values[i].get(attr.first_by, 0)) == first]
+            low = min(float(values[i][field]) for i in pool)
+            pool = [i for i in pool if float(values[i][field]) <= factor * low]
+            by = f"{attr.first_by} and " if attr.first_by else ""
+            within = f" (the {len(pool)} with the lowest {by}{field} at most {factor:g} x the lowest)"
+        order = sorted(pool, key=lambda i: rank_key(attr, values[i]))
         key = ", then ".join(attr.key)
-        note = f"{'lowest' if policy == 'argmin' else 'highest'} {key} of {len(values)} candidate(s)"
+        note = f"{'lowest' if policy == 'argmin' else 'highest'} {key} of {len(values)} candidate(s){within}"
         if attr.first_by:
             note += f", those with the lowest {attr.first_by} first"
         return Combined(values[order[0]], (order[0],), note)
     raise ConflictError(f"unknown combine policy '{policy}'")  # pragma: no cover - schema forbids it
 
 
-__all__ = ["Combined", "ConflictError", "Contribution", "canonical", "combine"]
+__all__ = ["Combined", "ConflictError", "Contribution", "canonical", "combine", "rank_key"]

@@ -277,6 +277,8 @@ class _Run:
                 ok = all(S.is_number(v.get(k)) for k in attr.key)
             if ok and attr.first_by:
                 ok = isinstance(v.get(attr.first_by), (int, float))  # bool is an int
+            if ok and attr.within:
+                ok = S.is_number(v.get(attr.within[0]))
         if ok and attr.enum and S.kind(v) in ("number", "text", "boolean") and v not in attr.enum:
             ok = False
         if ok and isinstance(v, float) and not math.isfinite(v):
