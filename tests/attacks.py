@@ -218,6 +218,12 @@ def catalog(fields: str, item: str, name: str = "dimm") -> str:
     )
 
 
+def amend(name: str, item_id: str, item: str, fields: str = "") -> str:
+    """A site overlay in the short form: an existing item of a shipped catalog, and what changes."""
+    declared = f"fields:\n{fields}" if fields else ""
+    return f"catalog: {name}\n{declared}items:\n  - id: {item_id}\n{item}"
+
+
 def wide_catalog(tmp: Path) -> list[str]:
     """A catalog of 300 fields (an item fact of durable-rules holds at most 255 properties) and a rule on it."""
     fields = "".join(f"  f{i}:\n    type: integer\n    description: Field {i}.\n" for i in range(300))
@@ -396,8 +402,8 @@ def batch(*extra: str) -> Callable[[Path], list[str]]:
 
 
 def gpu_card(fields: str) -> Callable[[Path], list[str]]:
-    """A site's GPU catalog adding one card with the given fields."""
-    return knowledge({"gpus.yaml": catalog("", fields, "gpu")})
+    """A site's GPU catalog changing a shipped card's fields."""
+    return knowledge({"gpus.yaml": amend("gpu", "h100-sxm-80gb", fields)})
 
 
 def loose_key(tmp: Path) -> list[str]:
@@ -536,22 +542,34 @@ CASES = [
         "nan-in-catalog",
         "knowledge",
         knowledge(
-            {"dimms.yaml": catalog("  size_gb:\n    type: number\n    description: Size.\n", "    size_gb: .nan\n")}
+            {
+                "dimms.yaml": amend(
+                    "dimm",
+                    "ddr5-rdimm-16gb",
+                    "    size_gb: .nan\n",
+                    "  size_gb:\n    type: number\n    description: Size.\n",
+                )
+            }
         ),
     ),
-    Case("zero-size-dimm", "knowledge", knowledge({"dimms.yaml": catalog("", "    size_gb: 0\n")})),
+    Case(
+        "zero-size-dimm", "knowledge", knowledge({"dimms.yaml": amend("dimm", "ddr5-rdimm-16gb", "    size_gb: 0\n")})
+    ),
     Case(
         "negative-currency",
         "knowledge",
-        knowledge({"currencies.yaml": catalog("", "    cny_per_unit: -7\n", "currency")}),
+        knowledge({"currencies.yaml": amend("currency", "usd", "    cny_per_unit: -7\n")}),
     ),
     Case(
         "overlay-cannot-widen-bounds",
         "knowledge",
         knowledge(
             {
-                "dimms.yaml": catalog(
-                    "  size_gb:\n    type: integer\n    description: Size.\n    minimum: -100\n", "    size_gb: -8\n"
+                "dimms.yaml": amend(
+                    "dimm",
+                    "ddr5-rdimm-16gb",
+                    "    size_gb: -8\n",
+                    "  size_gb:\n    type: integer\n    description: Size.\n    minimum: -100\n",
                 )
             }
         ),
@@ -577,13 +595,13 @@ CASES = [
     Case("card-of-1e30-bytes", "knowledge", gpu_card("    vram_bytes: 1" + "0" * 30 + "\n")),
     Case("card-of-zero-bytes", "knowledge", gpu_card("    vram_bytes: 0\n")),
     Case("card-of-negative-bandwidth", "knowledge", gpu_card("    memory_bandwidth_gbs: -3350\n")),
-    Case("card-of-negative-price", "knowledge", gpu_card("    price_usd: -1\n")),
+    Case("card-of-negative-price", "knowledge", gpu_card("    price: -1\n")),
     Case("card-of-zero-watts", "knowledge", gpu_card("    tdp_watts: 0\n")),
     Case("card-of-fractional-watts", "knowledge", gpu_card("    tdp_watts: 350.5\n")),
     Case(
         "platform-of-zero-gpus",
         "knowledge",
-        knowledge({"platforms.yaml": catalog("", "    max_gpus: 0\n", "platform")}),
+        knowledge({"platforms.yaml": amend("platform", "hgx-hopper-8", "    max_gpus: 0\n")}),
     ),
     # decision records
     Case("record-intact-unsigned", "record", record()),
