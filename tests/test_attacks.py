@@ -38,7 +38,7 @@ def test_a_failing_record_still_delivers_the_report(tmp_path):
     outcome = run(["recommend", EXAMPLE, "--record", str(tmp_path / "file" / "records")], tmp_path)
     plain = run(["recommend", EXAMPLE], tmp_path)
     assert outcome.code == 73 and plain.code == 0
-    assert outcome.out == plain.out and outcome.out.startswith("gpusizer recommendation:")
+    assert outcome.out == plain.out and outcome.out.startswith("gpusizer: llama2-70b-chat")
 
 
 @pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="permissions do not bind root")
@@ -46,7 +46,7 @@ def test_a_read_only_record_folder_is_exit_73_and_the_report_is_delivered(tmp_pa
     readonly_dir(tmp_path)
     outcome = run(["recommend", EXAMPLE, "--record", str(tmp_path / "ro")], tmp_path)
     assert outcome.code == 73 and "Permission denied" in outcome.err
-    assert outcome.out.startswith("gpusizer recommendation:")
+    assert outcome.out.startswith("gpusizer: llama2-70b-chat")
 
 
 def test_a_record_folder_that_refuses_writes_is_exit_73_and_the_report_is_delivered(tmp_path, monkeypatch):
@@ -70,7 +70,7 @@ def test_a_record_folder_that_refuses_writes_is_exit_73_and_the_report_is_delive
     plain_code, plain, _ = run_cli(["recommend", EXAMPLE])
     assert (code, plain_code) == (73, 0)
     assert f"{records}/" in err and "Permission denied" in err and "is not writable by you" in err
-    assert "Traceback" not in err and out == plain and out.startswith("gpusizer recommendation:")
+    assert "Traceback" not in err and out == plain and out.startswith("gpusizer: llama2-70b-chat")
     assert list(records.iterdir()) == []  # no half record
 
 
@@ -117,7 +117,7 @@ def test_markdown_escapes_the_workload_text(tmp_path):
     assert md.code == 0, md.err
     title = md.out.splitlines()[0]
     assert title == (
-        r"# gpusizer recommendation: \<img src=x onerror=alert(1)\> \[click\](javascript:alert(1)) \| \`code\` \*bold\*"
+        r"# gpusizer: \<img src=x onerror=alert(1)\> \[click\](javascript:alert(1)) \| \`code\` \*bold\*"
     )
     explain = run(["explain", str(path), "gpu.model", "--format", "markdown"], tmp_path)
     assert explain.out.splitlines()[0].endswith(

@@ -38,7 +38,7 @@ from .yamlsrc import Doc, decode, parse_json, read_bytes
 
 MISSING = object()
 
-# a snapshot folder name as huggingface_hub writes it (a commit hash); nothing that leaves the folder
+# a snapshot folder name as the cache layout writes it (a commit hash); nothing that leaves the folder
 _REVISION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
