@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
@@ -106,20 +107,24 @@ def _fenced(value: Any) -> Any:
     return value
 
 
+def _fold(text: str, width: int, indent: str = "") -> list[str]:
+    """Text folded at word boundaries to ``width`` columns, a number kept on the line of its unit."""
+    lines = textwrap.wrap(_GLUE.sub("\\1\0", text), width=width, subsequent_indent=indent, break_on_hyphens=False)
+    return [line.replace("\0", " ") for line in lines]
+
+
 def wrap(line: object, indent: int = 0, width: int = WIDTH) -> str:
     """A line folded at word boundaries to ``width`` columns, continuation lines indented by ``indent`` spaces.
 
     A template writes the whole line, label and padding included, and pipes it here; line breaks already in
     the text start new lines at the same indent.
     """
-    import textwrap
-
     pad = " " * indent
     out = []
     for n, para in enumerate(str(line).split("\n")):
-        text = _GLUE.sub("\\1\0", para if n == 0 else pad + para.lstrip())
-        out.append(textwrap.fill(text, width=width, subsequent_indent=pad, break_on_hyphens=False) or text)
-    return "\n".join(out).replace("\0", " ")
+        text = para if n == 0 else pad + para.lstrip()
+        out.append("\n".join(_fold(text, width, pad)) or text)
+    return "\n".join(out)
 
 
 def money(value: object, currency: str = "") -> str:
@@ -155,19 +160,10 @@ def columns(
     A row is a list of cells, or a mapping read at ``keys``; ``align`` has one character per column,
     ``<`` (left, the default) or ``>`` (right).
     """
-    import textwrap
-
     lines: list[str] = []
     for row in rows:
         values = [row.get(k, "") for k in keys] if keys is not None else list(row)
-        cells = [
-            [
-                line.replace("\0", " ")
-                for line in textwrap.wrap(_GLUE.sub("\\1\0", str(v)), width=w, break_on_hyphens=False)
-            ]
-            or [""]
-            for v, w in zip(values, widths, strict=True)
-        ]
+        cells = [_fold(str(v), w) or [""] for v, w in zip(values, widths, strict=True)]
         for k in range(max(len(c) for c in cells)):
             parts = []
             for n, (c, w) in enumerate(zip(cells, widths, strict=True)):
