@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import threading
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -124,22 +126,20 @@ class Env:
 
     def resolve(self, dotted: str) -> X.Getter:
         """A getter for a name in a ref: an item field, or an attribute (and a record's field)."""
+        return lambda env: self.lookup(dotted)
+
+    def lookup(self, dotted: str) -> Any:
+        """The value of a name in a ref: an item's field, or an attribute (and a record's field)."""
         head, _, rest = dotted.partition(".")
         if head in self.items:
-            item = self.items[head]
-            return lambda env: _field(item, rest)
+            return _field(self.items[head], rest)
         name, fields = self._attribute(dotted)
-        values = self.values
-
-        def get(env: dict[str, Any]) -> Any:
-            v: Any = values.get(name, ABSENT) if name else ABSENT
-            for f in fields:
-                v = v.get(f, ABSENT) if isinstance(v, dict) else ABSENT
-            if v is ABSENT:
-                raise X.ExprError(f"'{dotted}' has no value")
-            return v
-
-        return get
+        v: Any = self.values.get(name, ABSENT) if name else ABSENT
+        for f in fields:
+            v = v.get(f, ABSENT) if isinstance(v, dict) else ABSENT
+        if v is ABSENT:
+            raise X.ExprError(f"'{dotted}' has no value")
+        return v
 
     def _attribute(self, dotted: str) -> tuple[str | None, tuple[str, ...]]:
         parts = dotted.split(".")
@@ -157,13 +157,28 @@ def _field(item: Item, name: str) -> Any:
     return v
 
 
+_ENV = "$env"  # where a compiled ref finds the Env it is evaluated in
+# a ref's expression, compiled once; an Expr hashes by identity, and a rulebase let go frees its entries
+_COMPILED: weakref.WeakKeyDictionary[X.Expr, X.Getter] = weakref.WeakKeyDictionary()
+_COMPILED_LOCK = threading.Lock()
+
+
+def _compiled(expr: X.Expr) -> X.Getter:
+    """The expression compiled once, reading names from the Env under ``_ENV`` when evaluated."""
+    getter = _COMPILED.get(expr)
+    if getter is None:
+        with _COMPILED_LOCK:
+            getter = _COMPILED.setdefault(expr, expr.bind(lambda dotted: lambda d: d[_ENV].lookup(dotted)))
+    return getter
+
+
 def operand_value(operand: object, env: Env) -> Any:
     """A test's operand, computed: a literal as it is, a ref by the expression language; ABSENT
     when the ref cannot be computed.
     """
     if isinstance(operand, Ref):
         try:
-            value = operand.expr.bind(env.resolve)({})
+            value = _compiled(operand.expr)({_ENV: env})
         except X.ExprError:
             return ABSENT
         if isinstance(value, float) and not math.isfinite(value):
