@@ -15,6 +15,12 @@ say reaches one of durable-rules' limits or quirks:
   kills the process); and a ref never goes into an ordering test (gt, gte, lt, lte) against
   another fact, which crashes durable-rules depending on the other rules of its ruleset
   (jruizgit/rules#381);
+* a join that durable-rules cannot hold exactly (a test on an item that stays residual, or a
+  residual condition that reads a joined item) is matched in Python altogether: durable-rules
+  matches the rule's attribute conditions, and ``semantics.matches`` binds the items, one at a
+  time in the rule's order. Left in the network, such a join made durable-rules report every
+  combination of items (each an action, a JSON frame decoded in Python) for Python to reject:
+  some 3,000 per workload for the GPU x platform rules, five times the time of everything else;
 * ``in`` lists longer than ``IN_LIST_MAX`` stay residual (a node with 511 successors makes
   durable-rules loop forever), and so does anything past 16 patterns in one rule
   (``MAX_MESSAGE_FRAMES``);
@@ -52,7 +58,7 @@ import itertools
 import math
 import sys
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -315,7 +321,8 @@ class _Translator:
         plan.names.update(v.required)
         # past durable-rules' 16 facts per rule, attribute patterns move to Python (presence only)
         while len(ordered) > MAX_PATTERNS:
-            drop = next((p for p in ordered if p.alias.startswith("a") and not _read_by_ref(p.alias, ordered)), None)
+            read = {k for p in ordered for t in p.tests for k in _keys(t)}  # aliases that reference tests read
+            drop = next((p for p in ordered if p.alias.startswith("a") and p.alias not in read), None)
             if drop is None:
                 raise _Overflow
             ordered.remove(drop)
@@ -455,6 +462,40 @@ class _Translator:
         plan.names.add(attr.name)
 
 
+def _joins_checked_in_python(plan: _Plan) -> bool:
+    """Durable-rules would report item combinations that Python then rejects: a join test it cannot
+    hold (a ref to another item or a computed number) stayed residual, or a residual condition reads
+    a joined item. Each combination durable-rules reports costs an action (a JSON frame of every
+    matched fact, decoded in Python), so a join of two catalogs cost hundreds per workload.
+    """
+    if plan.checks:
+        return True
+    return any(_reads_items(c, plan.catalogs_by_alias) for c in plan.residual)
+
+
+def _reads_items(cond: Simple, aliases: Mapping[str, str]) -> bool:
+    """The condition is a join, or reads a joined item's field."""
+    if isinstance(cond, ItemCond):
+        return True
+    inner = cond.inner if isinstance(cond, Not) else cond
+    tests = [t for f in inner.where for t in f.tests] if isinstance(inner, ItemCond) else list(inner.tests)
+    return any(
+        isinstance(t.operand, Ref) and any(n.split(".")[0] in aliases for n in t.operand.expr.names) for t in tests
+    )
+
+
+def _without_joins(translator: _Translator, v: Variant) -> _Plan:
+    """The variant's conditions on attributes as durable patterns; its joins, and every condition that
+    reads a joined item, checked in Python (``semantics.matches`` binds one item at a time, in the
+    rule's order, so a combination is dropped as soon as one of its items fails).
+    """
+    aliases = dict(v.items)
+    joined = [c for c in v.conditions if isinstance(c, ItemCond) or _reads_items(c, aliases)]
+    plan = translator.variant(Variant(v.index, tuple(c for c in v.conditions if c not in joined), (), v.required))
+    plan.residual.extend(joined)
+    return plan
+
+
 class _Overflow(Exception):
     """A variant joins more items than durable-rules matches at once: it runs in Python."""
 
@@ -471,10 +512,6 @@ def _same_kind(declared: str, want: str) -> bool:
     if want in numeric:
         return declared in numeric
     return declared == want and declared in ("string", "boolean")
-
-
-def _read_by_ref(alias: str, patterns: Sequence[_Pattern]) -> bool:
-    return any(alias in _keys(t) for p in patterns for t in p.tests)
 
 
 def _keys(obj: Any) -> Iterator[str]:
@@ -625,6 +662,8 @@ class DurableCompiled:
                 name = rid if v.index == 0 else f"{rid}#{v.index + 1}"
                 try:
                     plan: _Plan | None = translator.variant(v)
+                    if plan is not None and _joins_checked_in_python(plan):
+                        plan = _without_joins(translator, v)
                 except _Overflow:
                     plan = None
                 rule = _Rule(name, planned, v, plan, schedule[rid])
