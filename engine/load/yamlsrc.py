@@ -16,6 +16,7 @@ date) is an error at its position instead of an exception from deep inside PyYAM
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import math
 import os
@@ -78,8 +79,13 @@ class Doc:
         """The text of a line, for error snippets."""
         if line is None:
             return None
-        lines = self.text.splitlines()
+        lines = self.lines
         return lines[line - 1] if 0 < line <= len(lines) else None
+
+    @functools.cached_property
+    def lines(self) -> list[str]:
+        """The text's lines, split once (every span quotes its line)."""
+        return self.text.splitlines()
 
     def where(self, path: Iterable[str | int], *, key: bool = False) -> tuple[int | None, int | None]:
         """Line and column of the node at path, or of its nearest ancestor."""
