@@ -179,7 +179,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
 }
 
 # YAML's spellings, so rule authors can write what they write elsewhere in the file
-_WORDS = {"true": True, "false": False, "null": None}
+WORDS = {"true": True, "false": False, "null": None}
 
 _BINOPS = {
     ast.Add: operator.add,
@@ -402,7 +402,7 @@ def _check(node: ast.AST, names: set[str], depth: int) -> None:
             "use arithmetic, comparisons, 'and'/'or'/'not', 'x if c else y', "
             f"literals and the functions {', '.join(sorted(FUNCTIONS))}",
         )
-    if isinstance(node, ast.Name) and node.id in _WORDS:
+    if isinstance(node, ast.Name) and node.id in WORDS:
         return
     if isinstance(node, (ast.Name, ast.Attribute)):
         name = dotted(node)
@@ -504,8 +504,8 @@ class _Compiler:
         return lambda env: v
 
     def c_Name(self, node: Any) -> Getter:
-        if node.id in _WORDS:
-            v = _WORDS[node.id]
+        if node.id in WORDS:
+            v = WORDS[node.id]
             return lambda env: v
         return self.resolve(node.id)
 

@@ -41,8 +41,14 @@ from ..load.ir import ORDERING, AttrCond, Catalog, FieldCond, Item, ItemCond, No
 ABSENT: Any = object()  # the value of an attribute without a value, or of a missing item field
 
 
+_KINDS: dict[type, str] = {bool: "boolean", int: "number", float: "number", str: "text", list: "list", dict: "record"}
+
+
 def kind(value: object) -> str | None:
     """'number', 'text', 'boolean', 'list', 'record', or None for anything else."""
+    k = _KINDS.get(type(value))
+    if k is not None:  # the common case, without the isinstance chain (a subclass takes it)
+        return k
     if isinstance(value, bool):
         return "boolean"
     if isinstance(value, (int, float)):
@@ -63,6 +69,9 @@ def is_number(value: object) -> bool:
 
 def same(a: object, b: object) -> bool:
     """``eq``: same kind and equal (numbers numerically, lists and records member by member)."""
+    t = type(a)
+    if t is type(b) and (t is str or t is int or t is float or t is bool):  # the common case
+        return a == b
     ka, kb = kind(a), kind(b)
     if ka != kb or ka is None:
         return False
@@ -167,9 +176,18 @@ def _compiled(expr: X.Expr) -> X.Getter:
     """The expression compiled once, reading names from the Env under ``_ENV`` when evaluated."""
     getter = _COMPILED.get(expr)
     if getter is None:
+        name = X.dotted(expr.tree.body)
+        if name is not None and name not in X.WORDS:  # one name alone (most refs): no evaluation budget to keep
+            getter = _lookup(name)
+        else:
+            getter = expr.bind(_lookup)
         with _COMPILED_LOCK:
-            getter = _COMPILED.setdefault(expr, expr.bind(lambda dotted: lambda d: d[_ENV].lookup(dotted)))
+            getter = _COMPILED.setdefault(expr, getter)
     return getter
+
+
+def _lookup(dotted: str) -> X.Getter:
+    return lambda d: d[_ENV].lookup(dotted)
 
 
 def operand_value(operand: object, env: Env) -> Any:
