@@ -116,9 +116,7 @@ def test_markdown_escapes_the_workload_text(tmp_path):
     md = run(["recommend", str(path), "--format", "markdown"], tmp_path)
     assert md.code == 0, md.err
     title = md.out.splitlines()[0]
-    assert title == (
-        r"# gpusizer: \<img src=x onerror=alert(1)\> \[click\](javascript:alert(1)) \| \`code\` \*bold\*"
-    )
+    assert title == (r"# gpusizer: \<img src=x onerror=alert(1)\> \[click\](javascript:alert(1)) \| \`code\` \*bold\*")
     explain = run(["explain", str(path), "gpu.model", "--format", "markdown"], tmp_path)
     assert explain.out.splitlines()[0].endswith(
         r"\<img src=x onerror=alert(1)\> \[click\](javascript:alert(1)) \| \`code\` \*bold\*"
