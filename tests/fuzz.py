@@ -13,7 +13,8 @@ against the case that caused it, and the worker is restarted after it.
 * rules: overlays of generated rules over the shipped rulebase, from the rule language's grammar:
   tests of every operator on every kind of attribute with edge operands, long ``in`` lists,
   ``ref`` expressions (divisions by zero included), joins, ``not``, ``any``, ``let`` chains; each
-  overlay runs under both backends, which must agree.
+  overlay runs under both backends, and under durable-rules with its joins left in its network;
+  all three must agree.
 
 A clean error is a gpusizer error (exit 2): an input, rule or output error with a message. Any
 other exception is a bug, counted as a crash; so is a worker that dies, and a backend disagreement.
@@ -376,6 +377,7 @@ def run_workload(rec, path: Path, rng: random.Random) -> str:
 def run_rules(seed: int, i: int, tmp: Path, shipped, names, catalogs) -> str:
     from engine import Recommender
     from engine.backends import get_backend
+    from engine.backends.durable import DurableBackend
     from engine.plan.rulebase import load_rulebase
     from engine.report.document import document
 
@@ -388,9 +390,10 @@ def run_rules(seed: int, i: int, tmp: Path, shipped, names, catalogs) -> str:
     except Exception as exc:
         return "clean" if _clean(exc) else f"bug: load: {type(exc).__name__}: {exc}"[:500]
     answers: dict[str, list[str]] = {}
-    for backend in ("durable", "python"):
+    for backend in ("durable", "python", "durable-network-joins"):
         try:
-            rec = Recommender(rulebase=rb, backend=get_backend(backend))
+            engine = DurableBackend(network_joins=True) if backend == "durable-network-joins" else get_backend(backend)
+            rec = Recommender(rulebase=rb, backend=engine)
         except Exception as exc:
             return f"bug: compile ({backend}): {type(exc).__name__}: {exc}"[:500]
         with rec:
@@ -405,6 +408,8 @@ def run_rules(seed: int, i: int, tmp: Path, shipped, names, catalogs) -> str:
                     answers.setdefault(backend, []).append(exc.render())
     if answers["durable"] != answers["python"]:
         return "mismatch: the durable and python backends disagree"
+    if answers["durable"] != answers["durable-network-joins"]:
+        return "mismatch: durable-rules with joins in Python and with joins in its network disagree"
     return "ok" if all(not a.startswith(("/", "site")) for a in answers["durable"]) else "clean"
 
 

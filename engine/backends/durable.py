@@ -646,7 +646,7 @@ def _quiet_host() -> Any:
 class DurableCompiled:
     """A rulebase compiled into durable-rules rulesets (shards) on one Host."""
 
-    def __init__(self, rb: Rulebase, schedule: Mapping[str, int]) -> None:
+    def __init__(self, rb: Rulebase, schedule: Mapping[str, int], *, network_joins: bool = False) -> None:
         if _IMPORT_ERROR is not None:
             raise _import_problem()
         self.rb = rb
@@ -662,7 +662,7 @@ class DurableCompiled:
                 name = rid if v.index == 0 else f"{rid}#{v.index + 1}"
                 try:
                     plan: _Plan | None = translator.variant(v)
-                    if plan is not None and _joins_checked_in_python(plan):
+                    if plan is not None and not network_joins and _joins_checked_in_python(plan):
                         plan = _without_joins(translator, v)
                 except _Overflow:
                     plan = None
@@ -921,13 +921,21 @@ def _import_problem() -> EngineUnavailable:
 
 
 class DurableBackend:
-    """durable-rules 2.0.28 as a backend."""
+    """durable-rules 2.0.28 as a backend.
+
+    ``network_joins=True`` leaves every join in durable-rules' network, even one whose tests Python
+    must check on each combination it reports (as before joins moved to Python). It gives the same
+    answers, slower; the conformance suite and the speed benchmark run it to show both.
+    """
 
     name = "durable"
 
+    def __init__(self, *, network_joins: bool = False) -> None:
+        self.network_joins = network_joins
+
     def compile(self, rulebase: Rulebase, schedule: Mapping[str, int]) -> DurableCompiled:
         """Compile the rulebase into durable-rules rulesets on a Host of its own."""
-        return DurableCompiled(rulebase, schedule)
+        return DurableCompiled(rulebase, schedule, network_joins=self.network_joins)
 
 
 __all__ = ["DurableBackend", "unavailable"]

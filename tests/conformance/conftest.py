@@ -10,10 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from conformance.backends import BACKENDS, make_backend
 from engine import Recommender
-from engine.backends import get_backend, names
-
-BACKENDS = list(names())
 
 ATTRIBUTES = """
 attributes:
@@ -136,7 +134,7 @@ def build(tmp_path, backend):
 
     def make(rules: dict[str, str]) -> Recommender:
         rdir, kdir = write_rulebase(tmp_path / f"rb{len(made)}", rules)
-        rec = Recommender([rdir], [kdir], backend=get_backend(backend))
+        rec = Recommender([rdir], [kdir], backend=make_backend(backend))
         made.append(rec)
         return rec
 

@@ -6,15 +6,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conformance.backends import BACKENDS, make_backend
 from corpus import EXAMPLES
 from engine import InputError, Recommender
-from engine.backends import get_backend, names
 from engine.report.document import document
 
 
 @pytest.fixture(scope="module")
 def recommenders(rulebase):
-    recs = {name: Recommender(rulebase=rulebase, backend=get_backend(name)) for name in names()}
+    recs = {name: Recommender(rulebase=rulebase, backend=make_backend(name)) for name in BACKENDS}
     yield recs
     for rec in recs.values():
         rec.close()
