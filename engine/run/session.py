@@ -182,6 +182,7 @@ class _Run:
         self.conclusions: dict[str, Conclusion] = {}
         self.errors: list[GpusizerError] = []
         self.seen: set[tuple[str, str, str]] = set()
+        self.items_keys: list[str] = []  # canonical(firing.items) of each firing, by index
 
     def set(self, name: str, value: Any) -> None:
         if value is S.ABSENT:
@@ -210,11 +211,13 @@ class _Run:
         item_ids = {a: (i.catalog, i.id) for a, i in items.items()}
         # two alternatives of one rule ('any') can both hold: the same conclusion from the same
         # items is one firing, not two (a 'sum' attribute would otherwise count it twice)
-        key = (rule.id, canonical(item_ids), canonical(outputs))
+        items_key = canonical(item_ids)
+        key = (rule.id, items_key, canonical(outputs))
         if key in self.seen:
             return
         self.seen.add(key)
         idx = len(self.firings)
+        self.items_keys.append(items_key)
         self.firings.append(Firing(idx, rule.id, rule.stratum, attrs, item_ids, dict(env["lets"]), outputs))
         for attr, value in outputs.items():
             self.pending.setdefault(attr, []).append(Contribution(rule.id, idx, value, rule.rule.priority))
@@ -225,7 +228,7 @@ class _Run:
         if not contribs:
             self.set(name, S.ABSENT)
             return
-        contribs.sort(key=lambda c: (c.rule, canonical(self.firings[c.firing].items), canonical(c.value)))
+        contribs.sort(key=lambda c: (c.rule, self.items_keys[c.firing], canonical(c.value)))
         try:
             contribs = [replace(c, value=self._coerce(attr, c)) for c in contribs]
             combined = combine(attr, contribs)
