@@ -5,9 +5,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from typing import Any
-from xml.sax.saxutils import escape
 
 from ..format import quantity
+
+
+def escape(text: str) -> str:
+    """&, < and > as XML entities (what xml.sax.saxutils.escape does, without importing urllib)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def bar_chart(parts: Sequence[tuple[Any, Any]], unit: str | None = None) -> Any:
