@@ -21,6 +21,9 @@ say reaches one of durable-rules' limits or quirks:
   time in the rule's order. Left in the network, such a join made durable-rules report every
   combination of items (each an action, a JSON frame decoded in Python) for Python to reject:
   some 3,000 per workload for the GPU x platform rules, five times the time of everything else;
+* a rule that joins one catalog twice, or joins it and negates a join over it, has its joins
+  matched in Python too: durable-rules never matches one fact to two patterns of a rule, so it
+  would not bind one item to two aliases, and its ``$not`` would overlook the bound item;
 * ``in`` lists longer than ``IN_LIST_MAX`` stay residual (a node with 511 successors makes
   durable-rules loop forever), and so does anything past 16 patterns in one rule
   (``MAX_MESSAGE_FRAMES``);
@@ -473,6 +476,17 @@ def _joins_checked_in_python(plan: _Plan) -> bool:
     return any(_reads_items(c, plan.catalogs_by_alias) for c in plan.residual)
 
 
+def _one_catalog_twice(v: Variant) -> bool:
+    """The variant joins a catalog it also joins, or negates a join over, elsewhere. durable-rules
+    never matches one fact to two patterns of a rule: it would not bind one item to two aliases,
+    and its ``$not`` would overlook the item another pattern bound ("no big thing" would hold for
+    the big thing itself). Such joins are matched in Python, whichever way joins go otherwise.
+    """
+    joined = [c.catalog for c in v.conditions if isinstance(c, ItemCond)]
+    negated = [c.inner.catalog for c in v.conditions if isinstance(c, Not) and isinstance(c.inner, ItemCond)]
+    return len(set(joined)) < len(joined) or bool(set(joined) & set(negated))
+
+
 def _reads_items(cond: Simple, aliases: Mapping[str, str]) -> bool:
     """The condition is a join, or reads a joined item's field."""
     if isinstance(cond, ItemCond):
@@ -662,7 +676,9 @@ class DurableCompiled:
                 name = rid if v.index == 0 else f"{rid}#{v.index + 1}"
                 try:
                     plan: _Plan | None = translator.variant(v)
-                    if plan is not None and not network_joins and _joins_checked_in_python(plan):
+                    if plan is not None and (
+                        _one_catalog_twice(v) or (not network_joins and _joins_checked_in_python(plan))
+                    ):
                         plan = _without_joins(translator, v)
                 except _Overflow:
                     plan = None
