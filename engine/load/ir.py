@@ -325,7 +325,7 @@ class Item:
         return self.span.line
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)  # weakref: semantics keeps an index per catalog
 class Catalog:
     """A knowledge catalog: its declared fields and its items."""
 

@@ -31,7 +31,7 @@ import itertools
 import math
 import threading
 import weakref
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -263,13 +263,63 @@ def _match(conditions: list[Simple], i: int, env: Env) -> Iterator[Mapping[str, 
         return
     cond = conditions[i]
     if isinstance(cond, ItemCond):
-        for item in env.catalogs[cond.catalog].items.values():
+        for item in _candidates(cond, env):
             inner = env.with_item(cond.alias, item)
             if item_passes(cond.where, item, inner):
                 yield from _match(conditions, i + 1, inner)
         return
     if holds(cond, env):
         yield from _match(conditions, i + 1, env)
+
+
+def _candidates(cond: ItemCond, env: Env) -> Iterable[Item]:
+    """The items of a join that can pass it, in catalog order: when one of its tests is ``eq`` to a
+    ref that does not read the item itself (``baseboard: {ref: g.baseboard}``), only the items
+    whose field has that value (a hash join); otherwise every item. Each candidate still passes
+    every test of the join, that one included, so the index only saves items that would fail.
+    """
+    catalog = env.catalogs[cond.catalog]
+    for f in cond.where:
+        for t in f.tests:
+            if t.op != "eq" or not isinstance(t.operand, Ref):
+                continue
+            if any(n.split(".")[0] == cond.alias for n in t.operand.expr.names):
+                continue
+            value = operand_value(t.operand, env)
+            if value is ABSENT:
+                return ()  # eq against no value holds for no item
+            key = _index_key(value)
+            if key is not None:
+                return _index(catalog, f.field).get(key, ())
+    return catalog.items.values()
+
+
+def _index_key(value: Any) -> tuple[str, Any] | None:
+    """The key under which ``same`` finds a scalar (1 and 1.0 share one; True and 1 do not)."""
+    k = kind(value)
+    return (k, value) if k in ("number", "text", "boolean") else None
+
+
+# per catalog (by id, dropped when the catalog is collected): field -> key -> items in catalog order
+_INDEXES: dict[int, dict[str, dict[tuple[str, Any], list[Item]]]] = {}
+_INDEXES_LOCK = threading.Lock()
+
+
+def _index(catalog: Catalog, fieldname: str) -> dict[tuple[str, Any], list[Item]]:
+    with _INDEXES_LOCK:
+        per = _INDEXES.get(id(catalog))
+        if per is None:
+            per = _INDEXES[id(catalog)] = {}
+            weakref.finalize(catalog, _INDEXES.pop, id(catalog), None)
+        index = per.get(fieldname)
+        if index is None:
+            index = {}
+            for item in catalog.items.values():
+                key = _index_key(field_value(item, fieldname))
+                if key is not None:
+                    index.setdefault(key, []).append(item)
+            per[fieldname] = index
+        return index
 
 
 def satisfiable(tests: Sequence[Test], enum: Sequence[Scalar] | None = None) -> bool:

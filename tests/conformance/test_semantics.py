@@ -146,6 +146,37 @@ source: {doc: test}
     assert _matched(build({"pair": rule}), {}) == ["a<b", "a<c"]  # b<c would need 10 > 10
 
 
+def test_eq_joins_match_by_kind_and_value(build):
+    """An eq test against another item's field (which a backend may answer from an index): numbers
+    equal across int and float, a boolean is no number, a missing field or value matches nothing.
+    """
+
+    def pairs(where: str) -> list[str]:
+        rule = f"""id: eq
+summary: pairs joined by eq.
+when:
+  - item: thing
+    as: p
+  - item: thing
+    as: q
+    where: {where}
+then:
+  hits: "{{p.id}}={{q.id}}"
+source: {{doc: test}}
+"""
+        return _matched(build({"eq": rule}), {"x": 1})
+
+    assert pairs("{label: {eq: big}}") == ["a=c", "b=c", "c=c"]
+    assert pairs("{cost: {ref: p.cost}}") == ["a=a", "a=b", "b=a", "b=b", "c=c"]
+    assert pairs("{size: {ref: p.size * 1.0}}") == ["a=a", "b=b", "c=c"]  # 1.0 finds 1
+    assert pairs("{flag: {ref: p.flag}}") == ["a=a", "b=b"]  # c has no flag: neither side matches
+    assert pairs("{size: {ref: p.flag}}") == []  # true is not 1
+    assert pairs("{size: {ref: p.size / 0}}") == []  # a ref that cannot be computed: no item
+    assert pairs("{size: {ref: p.size}, label: {eq: big}}") == ["c=c"]
+    # no ref at all: one item may bind both aliases (durable-rules never matches one fact twice)
+    assert pairs("{label: {eq: big}}") == ["a=c", "b=c", "c=c"]
+
+
 def test_negated_join(build):
     rule = """id: no-big
 summary: no thing is bigger than x.
@@ -159,6 +190,21 @@ source: {doc: test}
     rec = build({"no-big": rule})
     assert _matched(rec, {"x": 10}) == ["no-big"]
     assert _matched(rec, {"x": 9}) == []
+
+
+def test_negated_join_sees_the_item_a_join_bound(build):
+    """'no big thing' is false while a big thing exists, whichever item another join bound."""
+    rule = """id: none-big
+summary: each thing, when no thing is big.
+when:
+  - item: thing
+    as: p
+  - not: {item: thing, as: t, where: {label: {eq: big}}}
+then:
+  hits: "{p.id}"
+source: {doc: test}
+"""
+    assert _matched(build({"none-big": rule}), {"x": 1}) == []
 
 
 def test_any_fires_once_when_several_alternatives_hold(build):
