@@ -184,6 +184,7 @@ class RuleGen:
         self.names = names
         self.catalogs = catalogs
         self.alias_catalog: dict[str, str] = {}
+        self.rule_catalogs: list[str] = []  # the catalogs the rule being made joins, in order
 
     def literal(self, kind: str | None = None):
         r = self.rng
@@ -262,7 +263,11 @@ class RuleGen:
                 return {name: self.test(None, name in self.names["list"])}
             return {name: self.test("text" if kind == "list" else kind, kind == "list")}
         if pick <= 6:
-            catalog = r.choice(sorted(self.catalogs))
+            # a catalog joined already, now and then: one item may bind two aliases, and a negated
+            # join must see the item a join bound (durable-rules got both wrong once)
+            joined = sorted(set(self.rule_catalogs))
+            catalog = r.choice(joined) if joined and r.random() < 0.3 else r.choice(sorted(self.catalogs))
+            self.rule_catalogs.append(catalog)
             alias = f"a{len(self.alias_catalog)}"
             self.alias_catalog[alias] = catalog
             aliases.append(alias)
@@ -284,6 +289,7 @@ class RuleGen:
 
     def rule(self, rid: str) -> dict:
         r = self.rng
+        self.rule_catalogs = []
         aliases: list[str] = []
         when = [self.condition(aliases) for _ in range(r.randint(0, 5))]
         then: dict = {}
