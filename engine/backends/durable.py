@@ -323,8 +323,9 @@ class _Translator:
         )
         plan.names.update(v.required)
         # past durable-rules' 16 facts per rule, attribute patterns move to Python (presence only)
+        keys = {p.alias: {k for t in p.tests for k in _keys(t)} for p in ordered} if len(ordered) > MAX_PATTERNS else {}
         while len(ordered) > MAX_PATTERNS:
-            read = {k for p in ordered for t in p.tests for k in _keys(t)}  # aliases that reference tests read
+            read = set().union(*(keys[p.alias] for p in ordered))  # aliases that reference tests read
             drop = next((p for p in ordered if p.alias.startswith("a") and p.alias not in read), None)
             if drop is None:
                 raise _Overflow
