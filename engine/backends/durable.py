@@ -940,9 +940,10 @@ def _import_problem() -> EngineUnavailable:
 class DurableBackend:
     """durable-rules 2.0.28 as a backend.
 
-    ``network_joins=True`` leaves every join in durable-rules' network, even one whose tests Python
-    must check on each combination it reports (as before joins moved to Python). It gives the same
-    answers, slower; the conformance suite and the speed benchmark run it to show both.
+    ``network_joins=True`` leaves joins in durable-rules' network even when Python must check their
+    tests on each combination it reports (as before such joins moved to Python); only a rule that
+    joins one catalog twice is matched in Python either way. It gives the same answers, slower; the
+    conformance suite and the speed benchmark run it to show both.
     """
 
     name = "durable"
