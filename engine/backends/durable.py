@@ -398,9 +398,7 @@ class _Translator:
             for t in f.tests:
                 # a join test that refers to another item crashes durable-rules now and then
                 # (jruizgit/rules#381): such tests are checked in Python
-                reads_item = isinstance(t.operand, Ref) and any(
-                    n.split(".")[0] in plan.catalogs_by_alias for n in t.operand.expr.names
-                )
+                reads_item = isinstance(t.operand, Ref) and t.operand.reads(plan.catalogs_by_alias)
                 translated = (
                     None
                     if reads_item or _compares_facts(t)
@@ -423,10 +421,7 @@ class _Translator:
             tests: list[dict[str, Any]] = [{"t": "i"}, {"c": inner.catalog}]
             for f in inner.where:
                 for t in f.tests:
-                    reads_item = isinstance(t.operand, Ref) and any(
-                        n.split(".")[0] in plan.catalogs_by_alias or n.split(".")[0] == inner.alias
-                        for n in t.operand.expr.names
-                    )
+                    reads_item = isinstance(t.operand, Ref) and t.operand.reads({*plan.catalogs_by_alias, inner.alias})
                     translated = (
                         None
                         if reads_item
@@ -494,9 +489,7 @@ def _reads_items(cond: Simple, aliases: Mapping[str, str]) -> bool:
         return True
     inner = cond.inner if isinstance(cond, Not) else cond
     tests = [t for f in inner.where for t in f.tests] if isinstance(inner, ItemCond) else list(inner.tests)
-    return any(
-        isinstance(t.operand, Ref) and any(n.split(".")[0] in aliases for n in t.operand.expr.names) for t in tests
-    )
+    return any(isinstance(t.operand, Ref) and t.operand.reads(aliases) for t in tests)
 
 
 def _without_joins(translator: _Translator, v: Variant) -> _Plan:

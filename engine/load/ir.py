@@ -9,7 +9,7 @@ these, so the condition language has one meaning.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
@@ -84,6 +84,10 @@ class Ref:
     def source(self) -> str:
         """The ref's expression as written."""
         return self.expr.source
+
+    def reads(self, heads: Collection[str]) -> bool:
+        """The expression reads a name whose first part is one of ``heads`` (e.g. an item alias)."""
+        return any(n.split(".")[0] in heads for n in self.expr.names)
 
 
 Operand: TypeAlias = Scalar | Ref

@@ -133,10 +133,6 @@ class Env:
         """The same values with one more item bound."""
         return Env(self.values, self.catalogs, {**self.items, alias: item})
 
-    def resolve(self, dotted: str) -> X.Getter:
-        """A getter for a name in a ref: an item field, or an attribute (and a record's field)."""
-        return lambda env: self.lookup(dotted)
-
     def lookup(self, dotted: str) -> Any:
         """The value of a name in a ref: an item's field, or an attribute (and a record's field)."""
         head, _, rest = dotted.partition(".")
@@ -283,7 +279,7 @@ def _candidates(cond: ItemCond, env: Env) -> Iterable[Item]:
         for t in f.tests:
             if t.op != "eq" or not isinstance(t.operand, Ref):
                 continue
-            if any(n.split(".")[0] == cond.alias for n in t.operand.expr.names):
+            if t.operand.reads((cond.alias,)):
                 continue
             value = operand_value(t.operand, env)
             if value is ABSENT:
