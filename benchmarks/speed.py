@@ -104,15 +104,7 @@ def throughput_and_overhead(n: int) -> dict:
         document(result)
         firings += len(result.firings)
     full = time.perf_counter() - t
-    # (3a) the engine alone (sessions, matching, actions, combining), recording what it asserts
-    compiled = rec.runner.compiled
-    log = compiled.record()
-    t = time.perf_counter()
-    for w in loaded:
-        rec.runner.run(w)
-    engine_only = time.perf_counter() - t
-    # (3b) bare durable-rules: the same rulesets and facts, actions that only count
-    bare_s, bare_actions = compiled.bare_replay_seconds(log)
+    engine_only, bare_s, bare_actions = engine_against_bare(rec, loaded)
     return {
         "workloads": n,
         "firings": firings,
@@ -125,9 +117,23 @@ def throughput_and_overhead(n: int) -> dict:
     }
 
 
+def engine_against_bare(rec, loaded) -> tuple[float, float, int]:
+    """(3) Seconds of the engine alone (sessions, matching, actions, combining) on the workloads,
+    then seconds and actions of bare durable-rules given the same rulesets and facts, with actions
+    that only count."""
+    compiled = rec.runner.compiled
+    log = compiled.record()
+    t = time.perf_counter()
+    for w in loaded:
+        rec.runner.run(w)
+    engine_s = time.perf_counter() - t
+    bare_s, actions = compiled.bare_replay_seconds(log)
+    return engine_s, bare_s, actions
+
+
 def joins(n: int) -> dict:
     """(4) The durable-rules backend with joins matched in Python (the default) against the same
-    backend with every join left in durable-rules' network: engine sessions on the same workloads."""
+    backend with joins left in durable-rules' network: engine sessions on the same workloads."""
     from engine import Recommender
     from engine.backends.durable import DurableBackend
 
@@ -137,12 +143,7 @@ def joins(n: int) -> dict:
         with Recommender(backend=DurableBackend(network_joins=network)) as rec:
             loaded = [rec.load(d) for d in docs]
             rec.runner.run(loaded[0])  # warm
-            log = rec.runner.compiled.record()
-            t = time.perf_counter()
-            for w in loaded:
-                rec.runner.run(w)
-            out[key + "_s"] = time.perf_counter() - t
-            out[key + "_bare_s"], out[key + "_actions"] = rec.runner.compiled.bare_replay_seconds(log)
+            out[key + "_s"], out[key + "_bare_s"], out[key + "_actions"] = engine_against_bare(rec, loaded)
     out["ratio"] = out["network_s"] / out["python_s"]
     return out
 
