@@ -229,6 +229,39 @@ def item_passes(where: Sequence[FieldCond], item: Item, env: Env) -> bool:
     return all(first_failing(f.tests, field_value(item, f.field), env) is None for f in where)
 
 
+def _item_test(cond: ItemCond, env: Env) -> Callable[[Item], bool]:
+    """``item_passes`` for each item of one join in one ``env``, where a ref that does not read the
+    join's own alias is computed once for all the items rather than once per item (its value
+    cannot differ between them).
+    """
+    alias = cond.alias
+    refs = [t for f in cond.where for t in f.tests if isinstance(t.operand, Ref)]
+    shared = {id(t) for t in refs if isinstance(t.operand, Ref) and not t.operand.reads((alias,))}
+    computed: dict[int, Any] = {}
+
+    def passes(item: Item) -> bool:
+        inner: Env | None = None
+        for f in cond.where:
+            value = field_value(item, f.field)
+            for t in f.tests:
+                operand = t.operand
+                if isinstance(operand, Ref):
+                    k = id(t)
+                    if k in shared:
+                        if k not in computed:
+                            computed[k] = operand_value(operand, env)
+                        operand = computed[k]
+                    else:
+                        if inner is None:
+                            inner = env.with_item(alias, item)
+                        operand = operand_value(operand, inner)
+                if not apply(t.op, value, operand):
+                    return False
+        return True
+
+    return passes
+
+
 def holds(cond: Simple, env: Env) -> bool:
     """Does an attribute condition or a negation hold? (A positive join is matched by ``matches``.)"""
     if isinstance(cond, AttrCond):
@@ -238,9 +271,8 @@ def holds(cond: Simple, env: Env) -> bool:
         if isinstance(inner, AttrCond):
             return not holds(inner, env)
         catalog = env.catalogs[inner.catalog]
-        return not any(
-            item_passes(inner.where, item, env.with_item(inner.alias, item)) for item in catalog.items.values()
-        )
+        passes = _item_test(inner, env)
+        return not any(passes(item) for item in catalog.items.values())
     raise TypeError("a positive item join is matched, not tested")  # pragma: no cover
 
 
@@ -259,10 +291,10 @@ def _match(conditions: list[Simple], i: int, env: Env) -> Iterator[Mapping[str, 
         return
     cond = conditions[i]
     if isinstance(cond, ItemCond):
+        passes = _item_test(cond, env)
         for item in _candidates(cond, env):
-            inner = env.with_item(cond.alias, item)
-            if item_passes(cond.where, item, inner):
-                yield from _match(conditions, i + 1, inner)
+            if passes(item):
+                yield from _match(conditions, i + 1, env.with_item(cond.alias, item))
         return
     if holds(cond, env):
         yield from _match(conditions, i + 1, env)
