@@ -469,21 +469,25 @@ def _safe_pow(a: Any, b: Any) -> Any:
 
 
 def _arith(op: Callable[[Any, Any], Any], sym: str) -> Callable[[Any, Any], Any]:
+    what = f"'{sym}'"
+
     def run(a: Any, b: Any) -> Any:
-        if sym == "+" and isinstance(a, str) and isinstance(b, str):
-            _charge(len(a) + len(b))
-            return _bounded(a + b, "'+'")
-        if sym == "+" and isinstance(a, list) and isinstance(b, list):
-            _charge(len(a) + len(b))
-            return _bounded(a + b, "'+'")
-        _num(a, f"'{sym}'")
-        _num(b, f"'{sym}'")
+        ta, tb = type(a), type(b)
+        if not ((ta is int or ta is float) and (tb is int or tb is float)):  # two numbers: the common case
+            if sym == "+" and isinstance(a, str) and isinstance(b, str):
+                _charge(len(a) + len(b))
+                return _bounded(a + b, what)
+            if sym == "+" and isinstance(a, list) and isinstance(b, list):
+                _charge(len(a) + len(b))
+                return _bounded(a + b, what)
+            _num(a, what)
+            _num(b, what)
         try:
-            return _bounded(op(a, b), f"'{sym}'")
+            return _bounded(op(a, b), what)
         except ZeroDivisionError:
-            raise ExprError(f"division by zero in '{sym}'") from None
+            raise ExprError(f"division by zero in {what}") from None
         except OverflowError:
-            raise ExprError(f"number too large in '{sym}'") from None
+            raise ExprError(f"number too large in {what}") from None
 
     return run
 

@@ -43,9 +43,13 @@ def exact_sum(values: Sequence[Any]) -> Any:
     return math.fsum(values)
 
 
+# json.dumps with these options builds a new encoder at every call; this is the same encoder, built once
+_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
+
+
 def canonical(value: object) -> str:
     """One text for equal values (the sort and de-duplication key of values)."""
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    return _CANONICAL.encode(value)
 
 
 def rank_key(attr: Attribute, value: dict[str, Any]) -> tuple[Any, ...]:
