@@ -24,6 +24,7 @@ SCHEMAS = [
     "overlay",
     "guidance",
     "record",
+    "json-schema-subset",
 ]
 
 
@@ -147,3 +148,99 @@ def test_mutated_documents(case):
 def test_any_value_against_every_schema(data):
     for name in SCHEMAS:
         _agree(engine_schema(name), data)
+
+
+# -- the quick check of a workload schema: the subset of JSON Schema never says yes where the
+# meta-schema of JSON Schema 2020-12 says no ------------------------------------------------------
+
+WORKLOAD_SCHEMA = json.loads((ROOT / "knowledge" / "workload.schema.json").read_text())
+SUBSET = engine_schema("json-schema-subset")
+KEYWORDS = SUBSET["$defs"]["schema"]["propertyNames"]["anyOf"][0]["enum"] + ["$ref", "$defs", "x-unit", "bogus"]
+keyword_values = st.one_of(
+    json_values,
+    st.sampled_from(
+        ["(", "[a-", "^x-", "a{2,1}", "string", "integer", "https://json-schema.org/draft/2020-12/schema"]
+        + ["http://example.com/a#frag", "not a uri", "https://gpusizer.invalid/schemas/w.json", "#/$defs/x"]
+    ),
+    st.lists(st.sampled_from(["string", "number", "object", "strin", "a", "a"]), max_size=3),
+    st.sampled_from([-1, 0, 0.5, 2.0, -0.0, 1e300, True]),
+    st.dictionaries(st.sampled_from(["a", "pattern", "type"]), st.sampled_from([{}, {"type": 1}, True, 3]), max_size=2),
+)
+
+
+def _schema_nodes(node, out):
+    if isinstance(node, dict):
+        out.append(node)
+        props = node.get("properties")
+        for v in props.values() if isinstance(props, dict) else ():
+            _schema_nodes(v, out)
+        for k in ("additionalProperties", "items", "not"):
+            _schema_nodes(node.get(k), out)
+        for k in ("anyOf", "allOf", "oneOf"):
+            members = node.get(k)
+            for v in members if isinstance(members, list) else ():
+                _schema_nodes(v, out)
+    return out
+
+
+@st.composite
+def mutated_workload_schemas(draw):
+    schema = copy.deepcopy(WORKLOAD_SCHEMA)
+    for _ in range(draw(st.integers(1, 3))):
+        nodes = _schema_nodes(schema, [])
+        node = draw(st.sampled_from(nodes))
+        key = draw(st.sampled_from(KEYWORDS + list(node)))
+        if draw(st.integers(0, 4)) == 0:
+            node.pop(key, None)
+        else:
+            node[key] = draw(keyword_values)
+    return schema
+
+
+def test_the_shipped_workload_schema_takes_the_quick_check():
+    from engine.load.workload import _plainly_valid
+
+    assert _plainly_valid(WORKLOAD_SCHEMA)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schema=mutated_workload_schemas())
+def test_the_quick_check_never_passes_what_the_meta_schema_refuses(schema):
+    import jsonschema
+
+    from engine.load.workload import _plainly_valid
+
+    if _plainly_valid(schema):
+        jsonschema.Draft202012Validator.check_schema(schema)
+
+
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("type", "strin"),
+        ("type", ["string", "string"]),
+        ("type", []),
+        ("pattern", "("),
+        ("minimum", "1"),
+        ("minLength", -1),
+        ("minLength", 1.5),
+        ("multipleOf", 0),
+        ("required", ["a", "a"]),
+        ("anyOf", []),
+        ("properties", {"a": 3}),
+        ("items", 3),
+        ("$id", "http://example.com/a#frag"),
+    ],
+)
+def test_the_quick_check_refuses_each_broken_keyword(key, value):
+    """Each of these is invalid under the meta-schema, and the quick check says so (jsonschema then
+    gives the message)."""
+    import jsonschema
+
+    from engine.load.workload import _plainly_valid
+
+    schema = copy.deepcopy(WORKLOAD_SCHEMA)
+    schema["properties"]["name"][key] = value
+    assert not _plainly_valid(schema)
+    with pytest.raises(jsonschema.SchemaError):
+        jsonschema.Draft202012Validator.check_schema(schema)

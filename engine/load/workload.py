@@ -35,7 +35,7 @@ from typing import Any
 from ..errors import InputError, Problems, closest, hint
 from . import imports as I
 from .ir import Attribute, Catalog, InputValue, Span
-from .schema import check, validator_for
+from .schema import check, engine_schema, valid, validator_for
 from .yamlsrc import Doc, load, parse
 
 _SUFFIX = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
@@ -363,10 +363,9 @@ class InputSchema:
             if node.get("x-quantity"):
                 plain.pop("type", None)
             self._plain[path] = plain
-        errors = list(validator_for(plain).iter_errors(value))
-        if not errors:
+        if valid(value, plain):
             return None
-        e = errors[0]
+        e = next(iter(validator_for(plain).iter_errors(value)))
         if e.validator == "enum":
             return f"is not one of {', '.join(map(str, e.validator_value))}"
         if e.validator == "type":
@@ -622,10 +621,10 @@ def check_schema(schema: Any, file: str, text: str) -> None:
     """The workload schema is a JSON Schema object whose annotations have the shapes the engine reads;
     an input error at the first place where it is not.
     """
-    import jsonschema
-
     problem = _schema_problem(schema)
-    if problem is None:
+    if problem is None and not _plainly_valid(schema):
+        import jsonschema  # the slowest import there is: only for a schema outside the quick subset
+
         try:
             jsonschema.Draft202012Validator.check_schema(schema)
         except jsonschema.SchemaError as error:
@@ -646,6 +645,33 @@ def check_schema(schema: Any, file: str, text: str) -> None:
         snippet=doc.line_text(line) if doc else None,
         help="start from the shipped knowledge/workload.schema.json; gpusizer reads its x- annotations",
     )
+
+
+def _plainly_valid(schema: Any) -> bool:
+    """Whether the schema keeps to the subset of JSON Schema in ``json-schema-subset.schema.json``
+    and its patterns compile: then it is valid under JSON Schema 2020-12's meta-schema as well
+    (``tests/test_fastcheck.py`` holds the subset to it), and the meta-schema check, which costs
+    more than loading the rest of the knowledge, is not needed.
+    """
+    if not valid(schema, engine_schema("json-schema-subset")):
+        return False
+    todo = [schema]
+    while todo:
+        node = todo.pop()
+        if not isinstance(node, dict):
+            continue
+        if "pattern" in node:
+            try:
+                re.compile(node["pattern"])
+            except re.error:
+                return False
+        todo += node.get("properties", {}).values()
+        todo += [node[k] for k in _SUBSCHEMAS if k in node]
+        todo += [s for k in ("allOf", "anyOf", "oneOf") for s in node.get(k, ())]
+    return True
+
+
+_SUBSCHEMAS = ("additionalProperties", "items", "not", "propertyNames", "contains", "if", "then", "else")
 
 
 def _schema_problem(schema: Any) -> tuple[tuple[str | int, ...], str] | None:
