@@ -88,12 +88,19 @@ def _scalar(value: object) -> bool:
     return kind(value) in ("number", "text", "boolean")
 
 
+def _has(members: Sequence[Any], x: Any) -> bool:
+    """``any(same(m, x) for m in members)``: text equals only text, so for text ``in`` says the same."""
+    if type(x) is str:
+        return x in members
+    return any(same(m, x) for m in members)
+
+
 def apply(op: str, value: Any, operand: Any) -> bool:
     """Does one test hold for ``value`` (``ABSENT`` when there is none)? ``operand`` is computed."""
     if op == "exists":
         return (value is not ABSENT) == bool(operand)
     if op == "not_contains":
-        return value is ABSENT or (isinstance(value, list) and not any(same(m, operand) for m in value))
+        return value is ABSENT or (isinstance(value, list) and not _has(value, operand))
     if value is ABSENT or operand is ABSENT:
         return False
     if op == "eq":
@@ -111,11 +118,11 @@ def apply(op: str, value: Any, operand: Any) -> bool:
             return bool(value < operand)
         return bool(value <= operand)
     if op == "in":
-        return any(same(value, x) for x in operand)
+        return _has(operand, value)
     if op == "not_in":
-        return _scalar(value) and not any(same(value, x) for x in operand)
+        return _scalar(value) and not _has(operand, value)
     if op == "contains":
-        return isinstance(value, list) and any(same(m, operand) for m in value)
+        return isinstance(value, list) and _has(value, operand)
     if op == "empty":
         return isinstance(value, list) and (len(value) == 0) == bool(operand)
     raise ValueError(f"unknown operator {op!r}")  # pragma: no cover - the IR has no other
