@@ -339,6 +339,9 @@ def parse(source: object) -> Expr:
     elif not isinstance(source, str):
         source = repr(source)
     text = source.strip()
+    hit = _PARSED.get(text)
+    if hit is not None:
+        return hit
     if not text:
         raise ExprError("empty expression", 1, "write a value or a formula")
     if len(text) > MAX_SOURCE:
@@ -361,7 +364,17 @@ def parse(source: object) -> Expr:
         raise ExprError(
             f"the expression nests deeper than {MAX_DEPTH} levels", 1, "compute intermediate values with 'let'"
         ) from None
-    return Expr(text, frozenset(names), tree)
+    parsed = Expr(text, frozenset(names), tree)
+    if len(_PARSED) >= _PARSED_MAX:
+        _PARSED.clear()
+    _PARSED[text] = parsed
+    return parsed
+
+
+# an Expr is immutable and holds nothing of the rule it came from, so one written in many rules
+# ('g.id', 'count', 0: 2,657 expressions in the shipped rules, 856 different) is parsed once
+_PARSED: dict[str, Expr] = {}
+_PARSED_MAX = 4096  # a few MB at most; the shipped rules use 856
 
 
 _ALLOWED = (
