@@ -135,3 +135,68 @@ def test_a_site_gives_a_constant_its_own_value(tmp_path):
         r = rec.recommend({"name": "w", "x": 2})
         assert r["level1"] == 24
         assert r.explain("const.ten")["origin"] == "constant"
+
+
+def _with_attributes(tmp_path, extra, rules):
+    rdir, kdir = write_rulebase(tmp_path, rules)
+    path = rdir / "_attributes.yaml"
+    path.write_text(path.read_text() + extra)
+    return Recommender([rdir], [kdir])
+
+
+MONEY = """  money:
+    type: number
+    unit: "{s}"
+    description: An amount in the currency the workload names.
+"""
+PRICE = "id: price\nsummary: Twice x.\nwhen:\n  - x: {exists: true}\nthen:\n  money: x * 2\nsource: {doc: test}\n"
+
+
+def test_a_unit_names_a_text_attribute_and_reports_show_its_value(tmp_path):
+    from engine.report.document import document
+
+    with _with_attributes(tmp_path, MONEY, {"price": PRICE}) as rec:
+        r = rec.recommend_text("name: w\nx: 3\ns: EUR\n")
+        assert r["money"] == 6
+        assert r.unit("money") == "EUR"
+        assert r.explain("money")["unit"] == "EUR"
+        assert document(r)["conclusions"]["money"]["unit"] == "EUR"
+        # without the named value there is no unit to show, rather than a wrong one
+        assert rec.recommend_text("name: w\nx: 3\n").unit("money") is None
+
+
+@pytest.mark.parametrize(
+    "unit, message",
+    [
+        ("{nope}", "the unit of 'money' names 'nope', which is no attribute"),
+        ("{x}", "the unit of 'money' names 'x', which is a number attribute, not text"),
+    ],
+)
+def test_a_unit_that_names_no_text_attribute_is_a_load_error(tmp_path, unit, message):
+    with pytest.raises(InputError) as exc:
+        _with_attributes(tmp_path, MONEY.replace("{s}", unit), {"price": PRICE})
+    assert message in str(exc.value)
+    assert "_attributes.yaml" in str(exc.value)
+
+
+def test_a_change_of_currency_shows_each_side_in_its_own(recommender):
+    import yaml
+
+    from corpus import ROOT
+    from engine.explain.diff import compare_results
+
+    data = yaml.safe_load((ROOT / "examples" / "llama2-70b-chat.yaml").read_text())
+    before = recommender.recommend_text(yaml.safe_dump(data))
+    data["market"] = "cn"
+    after = recommender.recommend_text(yaml.safe_dump(data))
+    changes = {c.attribute: c for c in compare_results(before, after)}
+    total = changes["cost.total"].as_dict()
+    assert (total["unit"], total["old_unit"]) == ("CNY", "USD")
+    # a change whose unit is the same on both sides (none here) names it once
+    assert changes["price.currency"].as_dict() == {
+        "attribute": "price.currency",
+        "old": "USD",
+        "new": "CNY",
+        "unit": None,
+        "rule": "price-factors",
+    }

@@ -63,7 +63,7 @@ def report(result: Any, obj: str, shown: str) -> dict[str, Any]:
     prefix = f"{obj}."
     rb = result.rulebase
     inputs = {
-        a: {"value": iv.value, "unit": rb.attributes[a].unit, "origin": iv.origin, "detail": iv.detail}
+        a: {"value": iv.value, "unit": result.unit(a), "origin": iv.origin, "detail": iv.detail}
         for a, iv in result.outcome.inputs.items()
         if a.startswith(prefix)
     }
@@ -74,7 +74,7 @@ def report(result: Any, obj: str, shown: str) -> dict[str, Any]:
         e = result.explain(a)
         concluded[a] = {
             "value": c.value,
-            "unit": rb.attributes[a].unit,
+            "unit": result.unit(a),
             "rule": e.get("rule"),
             "summary": rb.rules[e["rule"]].rule.summary if e.get("rule") in rb.rules else None,
         }

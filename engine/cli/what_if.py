@@ -61,16 +61,15 @@ def _largest(args: argparse.Namespace, rec: Any, data: dict[str, Any], label: st
 
     if not args.while_:
         raise InputError("--max needs --while CONDITION", help="e.g. --max batch_size --while 'ram.system_gb <= 256'")
-    units = {a: rec.rulebase.attributes[a].unit for a in show}
     best, at, beyond = W.largest(rec, data, args.max, W.condition(args.while_), label)
     if best is None or at is None:
         write_output(f"no value of {args.max} satisfies: {args.while_} (not even 1)\n", None)
         return ExitCode.FINDINGS
     out = [f"largest {args.max} with {args.while_}: {best}"]
     for attr in show:
-        line = f"  at {best}: {attr} = {quantity(at.get(attr), units[attr])}"
+        line = f"  at {best}: {attr} = {quantity(at.get(attr), at.unit(attr))}"
         if beyond is not None:
-            line += f";  at {best + 1}: {quantity(beyond.get(attr), units[attr])}"
+            line += f";  at {best + 1}: {quantity(beyond.get(attr), beyond.unit(attr))}"
         out.append(line)
     for attr in show:
         if attr in at.conclusions:
@@ -83,7 +82,6 @@ def _largest(args: argparse.Namespace, rec: Any, data: dict[str, Any], label: st
 def _sweep(args: argparse.Namespace, rec: Any, data: dict[str, Any], label: str, show: list[str]) -> int:
     from ..explain import whatif as W
 
-    units = {a: rec.rulebase.attributes[a].unit for a in show}
     key, raw = W.parse_assign(args.sweep, "--sweep")
     options = [yaml.safe_load(v) for v in str(raw).split(",")] if not isinstance(raw, list) else raw
     rows = []
@@ -92,7 +90,7 @@ def _sweep(args: argparse.Namespace, rec: Any, data: dict[str, Any], label: str,
         W.set_field(d, key, v)
         try:
             r = W.recommend_variant(rec, d, label)
-            rows.append([str(v)] + [quantity(r.get(a), units[a]) for a in show])
+            rows.append([str(v)] + [quantity(r.get(a), r.unit(a)) for a in show])
         except GpusizerError as exc:
             rows.append([str(v), f"invalid: {exc.message}"] + [""] * (len(show) - 1))
     header = [key, *show]
@@ -119,6 +117,6 @@ def _changes(args: argparse.Namespace, rec: Any, base: Any, data: dict[str, Any]
     out = [] if changes else ["no conclusion changes"]
     for ch in changes:
         rule = f"  ({ch.rule})" if ch.rule else ""
-        out.append(f"{ch.attribute}: {quantity(ch.old, ch.unit)} -> {quantity(ch.new, ch.unit)}{rule}")
+        out.append(f"{ch.attribute}: {quantity(ch.old, ch.old_unit or ch.unit)} -> {quantity(ch.new, ch.unit)}{rule}")
     write_output("\n".join(out) + "\n", None)
     return ExitCode.OK

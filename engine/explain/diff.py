@@ -19,10 +19,14 @@ class Change:
     new: Any
     unit: str | None = None
     rule: str | None = None
+    old_unit: str | None = None  # only where the old value had another unit (another currency)
 
     def as_dict(self) -> dict[str, Any]:
-        """The change as a JSON object."""
-        return asdict(self)
+        """The change as a JSON object (``old_unit`` only where it differs from ``unit``)."""
+        out = asdict(self)
+        if out["old_unit"] is None:
+            del out["old_unit"]
+        return out
 
 
 def compare(
@@ -30,12 +34,21 @@ def compare(
     new: Mapping[str, Any],
     units: Mapping[str, str | None] | None = None,
     rules: Mapping[str, str] | None = None,
+    old_units: Mapping[str, str | None] | None = None,
 ) -> list[Change]:
     """Every attribute whose value differs between ``old`` and ``new`` (missing counts as None)."""
     units = units or {}
     rules = rules or {}
+    old_units = old_units or {}
     return [
-        Change(a, old.get(a), new.get(a), units.get(a), rules.get(a))
+        Change(
+            a,
+            old.get(a),
+            new.get(a),
+            units.get(a),
+            rules.get(a),
+            old_units[a] if old_units.get(a, units.get(a)) != units.get(a) else None,
+        )
         for a in sorted(set(old) | set(new))
         if canonical(old.get(a)) != canonical(new.get(a))
     ]
@@ -53,8 +66,10 @@ def binding_rules(result: Result) -> dict[str, str]:
 
 def compare_results(old: Result, new: Result) -> list[Change]:
     """What changes from one recommendation to another, with units and the rule that set each new value."""
-    units = {a: new.rulebase.attributes[a].unit for a in set(old.conclusions) | set(new.conclusions)}
-    return compare(conclusions(old), conclusions(new), units, binding_rules(new))
+    names = set(old.conclusions) | set(new.conclusions)
+    units = {a: new.unit(a) if a in new.conclusions else old.unit(a) for a in names}
+    old_units = {a: old.unit(a) for a in names if a in old.conclusions}
+    return compare(conclusions(old), conclusions(new), units, binding_rules(new), old_units)
 
 
 def responsible(changed_rules: Iterable[str], fired: Iterable[str]) -> list[str]:

@@ -316,10 +316,7 @@ def verify(rec: dict[str, Any], recommender: Any, name: str = "<record>") -> dic
             file=name,
             help="compare it with a fresh 'gpusizer recommend --record'; do not trust this record",
         )
-    units = {
-        a: result.rulebase.attributes[a].unit if a in result.rulebase.attributes else None
-        for a in set(rec["conclusions"]) | set(now["conclusions"])
-    }
+    units = {a: result.unit(a) for a in set(rec["conclusions"]) | set(now["conclusions"])}
     changes = compare(rec["conclusions"], now["conclusions"], units)
     old_r = {r: x["sha256"] for r, x in rec["rulebase"]["rules"].items()}
     new_r = {r: x["sha256"] for r, x in now["rulebase"]["rules"].items()}

@@ -46,6 +46,13 @@ class Result:
         """Every final value: inputs, constants and conclusions."""
         return self.outcome.values
 
+    def unit(self, attr: str) -> str | None:
+        """The unit of an attribute's value, its ``{name}`` parts filled in from this result
+        (``{price.currency}`` -> ``USD``).
+        """
+        a = self.rulebase.attributes.get(attr)
+        return a.unit_for(self.outcome.values) if a is not None else None
+
     def __getitem__(self, attr: str) -> Any:
         return self.outcome.values[attr]
 
@@ -77,7 +84,7 @@ class Result:
                 kind="value",
                 attribute=attr,
                 value=iv.value,
-                unit=rb.attributes[attr].unit,
+                unit=self.unit(attr),
                 origin=iv.origin,
                 detail=iv.detail,
             )
@@ -88,7 +95,7 @@ class Result:
                 kind="value",
                 attribute=attr,
                 value=c.value,
-                unit=a.unit,
+                unit=self.unit(attr),
                 origin="rule",
                 combine=a.combine,
                 note=c.combined.note,
@@ -145,7 +152,7 @@ class Result:
             return {
                 "attribute": attr,
                 "value": iv.value,
-                "unit": a.unit,
+                "unit": self.unit(attr),
                 "description": a.description,
                 "origin": iv.origin,
                 "detail": iv.detail,
@@ -155,7 +162,7 @@ class Result:
             return {
                 "attribute": attr,
                 "value": None,
-                "unit": a.unit,
+                "unit": self.unit(attr),
                 "description": a.description,
                 "origin": "none",
                 "detail": "no rule concluded it for this workload",
@@ -184,7 +191,7 @@ class Result:
         return {
             "attribute": attr,
             "value": c.value,
-            "unit": a.unit,
+            "unit": self.unit(attr),
             "description": a.description,
             "origin": "rule",
             "combine": a.combine,

@@ -9,9 +9,10 @@ these, so the condition language has one meaning.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from .expr import Expr, Template
 
@@ -222,6 +223,10 @@ AttrType = Literal["number", "integer", "string", "boolean", "list", "record", "
 Combine = Literal["single", "max", "min", "sum", "union", "prefer", "argmin", "argmax"]
 
 
+UNIT_NAME = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.-]*)\}")
+"""An attribute named in a unit: ``unit: "{price.currency}"`` shows costs in the market's currency."""
+
+
 @dataclass(frozen=True, slots=True)
 class Attribute:
     """An attribute, declared once: a workload input, a constant, or something rules conclude."""
@@ -256,6 +261,24 @@ class Attribute:
     def is_list(self) -> bool:
         """It holds a list."""
         return self.type == "list"
+
+    @property
+    def unit_names(self) -> tuple[str, ...]:
+        """The attributes a unit names in braces (``{price.currency}``), in order."""
+        return tuple(UNIT_NAME.findall(self.unit or ""))
+
+    def unit_for(self, values: Mapping[str, Any]) -> str | None:
+        """The unit for a report: each ``{name}`` replaced by that attribute's text value
+        (``{price.currency}`` -> ``USD``); None when one of them has no value.
+        """
+        unit = self.unit
+        if not unit or "{" not in unit:
+            return unit
+        shown = [values.get(n) for n in self.unit_names]
+        if not all(isinstance(v, str) for v in shown):
+            return None
+        parts = iter(shown)
+        return UNIT_NAME.sub(lambda m: str(next(parts)), unit)
 
     def takes_text(self, record_field: str | None = None) -> bool:
         """Whether a rule's ``then`` value for it (or for this record field) is text with {placeholders}."""

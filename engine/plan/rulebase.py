@@ -64,7 +64,7 @@ def load_rulebase(
 
 def plan(loaded: Loaded) -> Rulebase:
     """Resolve, bind and stratify every loaded rule; errors of all rules are reported together."""
-    errors: list[GpusizerError] = []
+    errors: list[GpusizerError] = list(_unit_errors(loaded.attributes))
     planned: dict[str, PlannedRule] = {}
     for rid, rule in loaded.rules.items():
         try:
@@ -100,6 +100,33 @@ def plan(loaded: Loaded) -> Rulebase:
         files=loaded.files,
         overlays=loaded.overlays,
     )
+
+
+def _unit_errors(attributes: Mapping[str, Attribute]) -> list[InputError]:
+    """A unit may name other attributes in braces; each must be a text attribute."""
+
+    def text(x: Attribute) -> bool:
+        return x.type == "string" or (bool(x.enum) and all(isinstance(e, str) for e in x.enum or ()))
+
+    errors = []
+    for a in attributes.values():
+        for name in a.unit_names:
+            other = attributes.get(name)
+            if other is None or not text(other):
+                what = "no attribute" if other is None else f"a {other.type} attribute, not text"
+                guess = hint(name, [n for n, x in attributes.items() if text(x)])
+                errors.append(
+                    InputError(
+                        f"the unit of '{a.name}' names '{name}', which is {what}",
+                        file=a.span.file,
+                        line=a.span.line,
+                        col=a.span.col,
+                        snippet=a.span.snippet,
+                        help=f"{guess}a unit's {{name}} must be a text attribute whose value is the unit"
+                        ' (unit: "{price.currency}")',
+                    )
+                )
+    return errors
 
 
 def stratify(rules: Mapping[str, PlannedRule]) -> dict[str, int]:

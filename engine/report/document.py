@@ -20,7 +20,7 @@ def document(result: Result) -> dict[str, Any]:
     inputs = {}
     constants = {}
     for attr, iv in result.outcome.inputs.items():
-        entry = {"value": plain(iv.value), "unit": rb.attributes[attr].unit, "origin": iv.origin, "detail": iv.detail}
+        entry = {"value": plain(iv.value), "unit": result.unit(attr), "origin": iv.origin, "detail": iv.detail}
         if iv.origin == "constant":
             constants[attr] = entry
         else:
@@ -35,7 +35,7 @@ def document(result: Result) -> dict[str, Any]:
         first = step["binding"][0]
         conclusions[attr] = {
             "value": plain(step["value"]),
-            "unit": a.unit,
+            "unit": result.unit(attr),
             "description": a.description,
             "rule": first["rule"],
             "summary": first["summary"],

@@ -198,7 +198,8 @@ def render(result: Result, fmt: str, templates: Path | None = None, layout: str 
 
         extra["graph"] = Markup(to_svg(subgraph(result, binding_only=True), layout))
     attributes = {
-        name: {"unit": a.unit, "description": a.description} for name, a in result.rulebase.attributes.items()
+        name: {"unit": result.unit(name), "description": a.description}
+        for name, a in result.rulebase.attributes.items()
     }
     if fmt == "markdown":
         doc, attributes = markdown_text(doc), markdown_text(attributes)
