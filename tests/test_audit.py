@@ -137,3 +137,25 @@ def test_rulebase_diff_names_the_responsible_rule(tmp_path):
     assert llama["responsible"] == ["ram-sme-tier"]
     assert "ram.system_gb" in [c["attribute"] for c in llama["changes"]]
     assert gpt2["changes"] == []
+
+
+def test_one_text_form_of_a_change_for_what_if_diff_and_verify():
+    from engine.explain.diff import Change, change_lines
+
+    assert change_lines(Change("cost.total", 29566, 246067, "CNY", "cost-total", "USD")) == [
+        "cost.total: 29,566 USD -> 246,067 CNY  (cost-total)"
+    ]
+    # a record: only the fields that changed, in the new value's order
+    old = {"gpu": "a", "count": 4, "note": ""}
+    new = {"gpu": "a", "count": 2, "note": "used"}
+    assert change_lines({"attribute": "sel", "old": old, "new": new, "unit": None, "rule": None}) == [
+        "sel: count 4 -> 2, note (none) -> used"
+    ]
+    # a list: what was removed and what was added; a value that appears is old (none)
+    assert change_lines(Change("warnings", ["x", "y"], ["y", "z"])) == [
+        "warnings: 1 removed, 1 added",
+        "  - x",
+        "  + z",
+    ]
+    assert change_lines(Change("warnings", ["x", "y"], ["y", "x"])) == ["warnings: the same members in another order"]
+    assert change_lines(Change("ram.system_gb", None, 256, "GB")) == ["ram.system_gb: (none) -> 256 GB"]

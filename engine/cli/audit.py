@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ExitCode, OutputError
-from ..format import quantity
 from . import dump_json, recommender, rulebase_args, write_output
 
 
@@ -34,10 +33,6 @@ def add_parser(sub: Any, name: str) -> None:
     kg.add_argument("keyfile", metavar="FILE")
 
 
-def _fmt(v: Any) -> str:
-    return "(none)" if v is None else quantity(v)
-
-
 def _keygen(path: Path) -> int:
     from ..explain.record import new_key_text, read_key
 
@@ -59,6 +54,7 @@ def _keygen(path: Path) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..explain.diff import change_lines
     from ..explain.record import key_from, read, verify
 
     if args.action == "keygen":
@@ -75,8 +71,7 @@ def run(args: argparse.Namespace) -> int:
         lines = [f"same decision: {name} (recorded {rec['created']})"]
     else:
         lines = [f"changed decision: {name} (recorded {rec['created']})"]
-        for ch in report["changes"]:
-            lines.append(f"  {ch['attribute']}: {_fmt(ch['old'])} -> {_fmt(ch['new'])}")
+        lines += [f"  {line}" for ch in report["changes"] for line in change_lines(ch)]
         for label, key in (
             ("rules added", "rules_added"),
             ("rules removed", "rules_removed"),

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ExitCode, GpusizerError
-from ..format import quantity
 from . import dump_json, shipped_dirs, write_output
 
 
@@ -21,13 +20,9 @@ def add_parser(sub: Any, name: str) -> None:
     df.add_argument("--knowledge", action="append", metavar="DIR")
 
 
-def _fmt(v: Any) -> str:
-    return "(none)" if v is None else quantity(v)
-
-
 def run(args: argparse.Namespace) -> int:
     from ..api import Recommender
-    from ..explain.diff import compare_results, responsible, rule_changes
+    from ..explain.diff import change_lines, compare_results, responsible, rule_changes
     from ..explain.record import rule_hashes
     from .paths import stack
 
@@ -67,8 +62,7 @@ def run(args: argparse.Namespace) -> int:
                 lines.append(f"{w['file']}: same recommendation")
                 continue
             lines.append(f"{w['file']}: {len(w['changes'])} conclusion(s) change")
-            for ch in w["changes"]:
-                lines.append(f"  {ch['attribute']}: {_fmt(ch['old'])} -> {_fmt(ch['new'])}")
+            lines += [f"  {line}" for ch in w["changes"] for line in change_lines(ch)]
             lines.append(f"  rules responsible: {', '.join(w['responsible']) or 'none that fired'}")
         write_output("\n".join(lines) + "\n", None)
     if failed:

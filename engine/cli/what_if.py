@@ -108,7 +108,7 @@ def _sweep(args: argparse.Namespace, rec: Any, data: dict[str, Any], label: str,
 
 def _changes(args: argparse.Namespace, rec: Any, base: Any, data: dict[str, Any], label: str) -> int:
     from ..explain import whatif as W
-    from ..explain.diff import compare_results
+    from ..explain.diff import change_lines, compare_results
 
     changes = compare_results(rec.recommend(base), W.recommend_variant(rec, data, label))
     if args.format == "json":
@@ -116,7 +116,6 @@ def _changes(args: argparse.Namespace, rec: Any, base: Any, data: dict[str, Any]
         return ExitCode.OK
     out = [] if changes else ["no conclusion changes"]
     for ch in changes:
-        rule = f"  ({ch.rule})" if ch.rule else ""
-        out.append(f"{ch.attribute}: {quantity(ch.old, ch.old_unit or ch.unit)} -> {quantity(ch.new, ch.unit)}{rule}")
+        out += change_lines(ch)
     write_output("\n".join(out) + "\n", None)
     return ExitCode.OK

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ..format import quantity
 from ..run.combine import canonical
 from .result import Result
 
@@ -27,6 +28,40 @@ class Change:
         if out["old_unit"] is None:
             del out["old_unit"]
         return out
+
+
+def _shown(value: Any, unit: str | None = None) -> str:
+    return "(none)" if value is None or value == "" else quantity(value, unit)
+
+
+def change_lines(change: Change | Mapping[str, Any]) -> list[str]:
+    """A change as text, one form for what-if, ``diff`` and ``audit verify``: a value as old -> new
+    with its units; a record as the fields that changed; a list as the members removed and added.
+    """
+    ch = change if isinstance(change, Change) else Change(**change)
+    rule = f"  ({ch.rule})" if ch.rule else ""
+    old, new = ch.old, ch.new
+    if isinstance(old, dict) and isinstance(new, dict):
+        keys = list(new) + [k for k in old if k not in new]
+        parts = [
+            f"{k} {_shown(old.get(k))} -> {_shown(new.get(k))}"
+            for k in keys
+            if canonical(old.get(k)) != canonical(new.get(k))
+        ]
+        return [f"{ch.attribute}: {', '.join(parts)}{rule}"]
+    if isinstance(old, list) and isinstance(new, list):
+        before, after = [canonical(x) for x in old], [canonical(x) for x in new]
+        removed = [x for x, k in zip(old, before, strict=True) if k not in after]
+        added = [x for x, k in zip(new, after, strict=True) if k not in before]
+        if not removed and not added:
+            return [f"{ch.attribute}: the same members in another order{rule}"]
+        counts = ", ".join(f"{len(xs)} {what}" for xs, what in ((removed, "removed"), (added, "added")) if xs)
+        return [
+            f"{ch.attribute}: {counts}{rule}",
+            *(f"  - {_shown(x)}" for x in removed),
+            *(f"  + {_shown(x)}" for x in added),
+        ]
+    return [f"{ch.attribute}: {_shown(old, ch.old_unit or ch.unit)} -> {_shown(new, ch.unit)}{rule}"]
 
 
 def compare(
