@@ -48,6 +48,15 @@ def test_no_line_is_longer_than_the_width(rendered):
         assert not long, f"{stem} {fmt} full={full}: {long[0]!r}"
 
 
+def test_why_not_and_what_if_text_keep_to_the_width():
+    """What people read in a terminal: why-not's answers and what-if's changes fold like the report."""
+    text = [p.read_text() for p in sorted((ROOT / "tests" / "golden").glob("why-not.*.txt"))]
+    text += [p.read_text() for p in sorted((ROOT / "tests" / "golden").glob("what-if.*.txt"))]
+    assert len(text) >= 8
+    long = [line for t in text for line in t.splitlines() if len(line) > WIDTH]
+    assert not long, long[0]
+
+
 def test_full_adds_the_derivation_and_inputs():
     example = ROOT / "examples" / "llama2-70b-chat.yaml"
     short, full = _report(example), _report(example, "--full")

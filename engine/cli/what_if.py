@@ -75,7 +75,9 @@ def _largest(args: argparse.Namespace, rec: Any, data: dict[str, Any], label: st
         if attr in at.conclusions:
             step = at.explain(attr)
             out.append(f"  {attr} is set by {step['rule']}: {step['binding'][0]['summary']}")
-    write_output("\n".join(out) + "\n", None)
+    from ..report.render import wrap
+
+    write_output("\n".join(wrap(line, 4) for line in out) + "\n", None)
     return ExitCode.OK
 
 
@@ -114,8 +116,10 @@ def _changes(args: argparse.Namespace, rec: Any, base: Any, data: dict[str, Any]
     if args.format == "json":
         write_output(dump_json([c.as_dict() for c in changes]), None)
         return ExitCode.OK
+    from ..report.render import wrap
+
     out = [] if changes else ["no conclusion changes"]
     for ch in changes:
-        out += change_lines(ch)
+        out += [wrap(line, 4 if line.startswith("  ") else 2) for line in change_lines(ch)]
     write_output("\n".join(out) + "\n", None)
     return ExitCode.OK

@@ -26,8 +26,10 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         write_output(dump_json(answer), None)
         return ExitCode.OK
-    lines = [f"why not {attr}={value!r}? [{answer['kind']}]", f"  {answer['message']}"]
+    from ..report.render import wrap
+
+    lines = [f"why not {attr}={value!r}? [{answer['kind']}]", wrap(f"  {answer['message']}", 4)]
     if answer.get("via"):
-        lines.append(f"  (followed {answer['via']})")
+        lines.append(wrap(f"  (followed {answer['via']})", 4))
     write_output("\n".join(lines) + "\n", None)
     return ExitCode.OK

@@ -355,4 +355,5 @@ def _who_added(result: Result, list_attr: str, member: Any) -> list[Any]:
 
 
 def _brief(rec: dict[str, Any]) -> str:
-    return ", ".join(f"{k} {num(v)}" if S.is_number(v) else f"{k} {v}" for k, v in rec.items())
+    """A candidate record in one line: its fields that have a value."""
+    return ", ".join(f"{k} {num(v)}" if S.is_number(v) else f"{k} {v}" for k, v in rec.items() if v not in ("", None))
