@@ -90,7 +90,7 @@ def _scalar(value: object) -> bool:
 
 def _has(members: Sequence[Any], x: Any) -> bool:
     """``any(same(m, x) for m in members)``: text equals only text, so for text ``in`` says the same."""
-    if type(x) is str:
+    if type(x) is str and isinstance(members, (list, tuple)):
         return x in members
     return any(same(m, x) for m in members)
 

@@ -49,6 +49,12 @@ NUMBER = [
 TEXT_AND_BOOLEAN = [
     ("text-eq", "  - s: abc", [({"s": "abc"}, True), ({"s": "abd"}, False)]),
     ("text-in", "  - s: {in: [a, b]}", [({"s": "b"}, True), ({"s": "c"}, False)]),
+    ("text-in-whole-members", "  - s: {in: [abc]}", [({"s": "ab"}, False), ({"s": "abc"}, True)]),
+    (
+        "in-mixed-kinds",
+        "  - sc: {in: ['1', 2]}",
+        [({"sc": "1"}, True), ({"sc": 1}, False), ({"sc": 2}, True), ({"sc": "2"}, False)],
+    ),
     ("bool-true", "  - b: true", [({"b": True}, True), ({"b": False}, False), ({"b": ABSENT}, False)]),
     ("bool-is-not-one", "  - b: 1", [({"b": True}, False)]),
     ("bool-ne", "  - b: {ne: false}", [({"b": True}, True), ({"b": False}, False)]),
@@ -56,6 +62,7 @@ TEXT_AND_BOOLEAN = [
 
 LIST = [
     ("contains", "  - l: {contains: x1}", [({"l": ["x1", "x2"]}, True), ({"l": ["x2"]}, False), ({"l": []}, False)]),
+    ("contains-whole-members", "  - l: {contains: x}", [({"l": ["xy"]}, False), ({"l": ["xy", "x"]}, True)]),
     (
         "not-contains",
         "  - l: {not_contains: x1}",
