@@ -651,6 +651,15 @@ def _quiet_host() -> Any:
     return QuietHost()
 
 
+def _readers(shards: list[_Shard]) -> dict[str, list[int]]:
+    """Attribute -> the positions of the shards whose rules read it: a value is asserted only there."""
+    readers: dict[str, list[int]] = {}
+    for i, shard in enumerate(shards):
+        for name in shard.names:
+            readers.setdefault(name, []).append(i)
+    return readers
+
+
 class DurableCompiled:
     """A rulebase compiled into durable-rules rulesets (shards) on one Host."""
 
@@ -686,6 +695,7 @@ class DurableCompiled:
                     shards.append(shard)
                 shard.add(rule)
         self.shards = shards
+        self.readers = _readers(shards)
         self.host = _quiet_host()
         try:
             for shard in shards:
@@ -789,6 +799,7 @@ class DurableCompiled:
                 ruleset = self.host.get_ruleset(shard.name)
                 engine.delete_ruleset(ruleset._handle)
             self.shards = []
+            self.readers = {}
 
 
 class DurableSession:
@@ -816,15 +827,14 @@ class DurableSession:
             else:
                 self.values[name] = value
         names = sorted(values)
-        made: dict[str, list[dict[str, Any]]] = {}  # each value's facts, made once for every ruleset
+        readers = self.c.readers
+        made = {name: _facts(name, values[name]) for name in names if name in readers}  # each made once
         with self.c.lock:
-            for shard in self.c.shards:
-                facts = [
-                    f
-                    for name in names
-                    if name in shard.names
-                    for f in (made[name] if name in made else made.setdefault(name, _facts(name, values[name])))
-                ]
+            shards = self.c.shards
+            if self.started:  # only the rulesets that read one of the values
+                shards = [shards[i] for i in sorted({i for name in names for i in readers.get(name, ())})]
+            for shard in shards:
+                facts = [f for name in names if name in shard.names for f in made[name]]
                 if not self.started:
                     facts = self.c.catalog_facts[shard.name] + facts
                 self._assert(shard, facts)
