@@ -236,37 +236,63 @@ def item_passes(where: Sequence[FieldCond], item: Item, env: Env) -> bool:
     return all(first_failing(f.tests, field_value(item, f.field), env) is None for f in where)
 
 
-def _item_test(cond: ItemCond, env: Env) -> Callable[[Item], bool]:
-    """``item_passes`` for each item of one join in one ``env``, where a ref that does not read the
-    join's own alias is computed once for all the items rather than once per item (its value
-    cannot differ between them).
+class _Join:
+    """One join's tests in one ``env``: a ref that does not read the join's own alias cannot differ
+    between the catalog's items, so it is computed once, for the candidate lookup and every item.
     """
-    alias = cond.alias
-    refs = [t for f in cond.where for t in f.tests if isinstance(t.operand, Ref)]
-    shared = {id(t) for t in refs if isinstance(t.operand, Ref) and not t.operand.reads((alias,))}
-    computed: dict[int, Any] = {}
 
-    def passes(item: Item) -> bool:
+    def __init__(self, cond: ItemCond, env: Env) -> None:
+        self.cond, self.env = cond, env
+        self.shared = {
+            id(t)
+            for f in cond.where
+            for t in f.tests
+            if isinstance(t.operand, Ref) and not t.operand.reads((cond.alias,))
+        }
+        self.computed: dict[int, Any] = {}
+
+    def _shared(self, t: Test) -> Any:
+        k = id(t)
+        if k not in self.computed:
+            self.computed[k] = operand_value(t.operand, self.env)
+        return self.computed[k]
+
+    def passes(self, item: Item) -> bool:
+        """``item_passes`` for one item of the join."""
         inner: Env | None = None
-        for f in cond.where:
+        for f in self.cond.where:
             value = field_value(item, f.field)
             for t in f.tests:
                 operand = t.operand
                 if isinstance(operand, Ref):
-                    k = id(t)
-                    if k in shared:
-                        if k not in computed:
-                            computed[k] = operand_value(operand, env)
-                        operand = computed[k]
+                    if id(t) in self.shared:
+                        operand = self._shared(t)
                     else:
                         if inner is None:
-                            inner = env.with_item(alias, item)
+                            inner = self.env.with_item(self.cond.alias, item)
                         operand = operand_value(operand, inner)
                 if not apply(t.op, value, operand):
                     return False
         return True
 
-    return passes
+    def candidates(self) -> Iterable[Item]:
+        """The items that can pass, in catalog order: when one test is ``eq`` to a shared ref
+        (``baseboard: {ref: g.baseboard}``), only the items whose field has that value (a hash
+        join); otherwise every item. Each candidate still passes every test, that one included,
+        so the index only saves items that would fail.
+        """
+        catalog = self.env.catalogs[self.cond.catalog]
+        for f in self.cond.where:
+            for t in f.tests:
+                if t.op != "eq" or id(t) not in self.shared:
+                    continue
+                value = self._shared(t)
+                if value is ABSENT:
+                    return ()  # eq against no value holds for no item
+                key = _index_key(value)
+                if key is not None:
+                    return _index(catalog, f.field).get(key, ())
+        return catalog.items.values()
 
 
 def holds(cond: Simple, env: Env) -> bool:
@@ -277,9 +303,8 @@ def holds(cond: Simple, env: Env) -> bool:
         inner = cond.inner
         if isinstance(inner, AttrCond):
             return not holds(inner, env)
-        catalog = env.catalogs[inner.catalog]
-        passes = _item_test(inner, env)
-        return not any(passes(item) for item in catalog.items.values())
+        join = _Join(inner, env)
+        return not any(join.passes(item) for item in env.catalogs[inner.catalog].items.values())
     raise TypeError("a positive item join is matched, not tested")  # pragma: no cover
 
 
@@ -298,35 +323,13 @@ def _match(conditions: list[Simple], i: int, env: Env) -> Iterator[Mapping[str, 
         return
     cond = conditions[i]
     if isinstance(cond, ItemCond):
-        passes = _item_test(cond, env)
-        for item in _candidates(cond, env):
-            if passes(item):
+        join = _Join(cond, env)
+        for item in join.candidates():
+            if join.passes(item):
                 yield from _match(conditions, i + 1, env.with_item(cond.alias, item))
         return
     if holds(cond, env):
         yield from _match(conditions, i + 1, env)
-
-
-def _candidates(cond: ItemCond, env: Env) -> Iterable[Item]:
-    """The items of a join that can pass it, in catalog order: when one of its tests is ``eq`` to a
-    ref that does not read the item itself (``baseboard: {ref: g.baseboard}``), only the items
-    whose field has that value (a hash join); otherwise every item. Each candidate still passes
-    every test of the join, that one included, so the index only saves items that would fail.
-    """
-    catalog = env.catalogs[cond.catalog]
-    for f in cond.where:
-        for t in f.tests:
-            if t.op != "eq" or not isinstance(t.operand, Ref):
-                continue
-            if t.operand.reads((cond.alias,)):
-                continue
-            value = operand_value(t.operand, env)
-            if value is ABSENT:
-                return ()  # eq against no value holds for no item
-            key = _index_key(value)
-            if key is not None:
-                return _index(catalog, f.field).get(key, ())
-    return catalog.items.values()
 
 
 def _index_key(value: Any) -> tuple[str, Any] | None:
