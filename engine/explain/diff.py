@@ -82,7 +82,7 @@ def compare(
             new.get(a),
             units.get(a),
             rules.get(a),
-            old_units[a] if old_units.get(a, units.get(a)) != units.get(a) else None,
+            old_units[a] if a in old_units and old_units[a] != units.get(a) else None,
         )
         for a in sorted(set(old) | set(new))
         if canonical(old.get(a)) != canonical(new.get(a))
