@@ -1,6 +1,7 @@
 """Hardening in-process: resources, batches, atomic writes, limits, records, links, the expression budget."""
 
 import json
+import math
 import os
 import shutil
 import stat
@@ -307,3 +308,82 @@ def test_regular_files_only(tmp_path):
         read_bytes(tmp_path / "pipe")
     with pytest.raises(InputError, match="is a device"):
         read_bytes("/dev/zero")
+
+
+_SCALARS = [
+    "",
+    "~",
+    "null",
+    "Null",
+    "NULL",
+    "true",
+    "yes",
+    "On",
+    "off",
+    "n",
+    "y",
+    "no",
+    "NO",
+    "True",
+    "FALSE",
+    "0",
+    "7",
+    "-3",
+    "+12",
+    "0755",
+    "0o17",
+    "0x1F",
+    "0b101",
+    "1_000",
+    "190:20:30",
+    "12345678901234567890",
+    "1.5",
+    ".5",
+    "-.inf",
+    ".NaN",
+    "70e9",
+    "1.0e9",
+    "1e-3",
+    "6.8523015e+5",
+    "1_0.5",
+    "2001-12-14",
+    "=",
+    "word",
+    "gpu.model",
+    "8x",
+    "1.2.3",
+    "-",
+    "+",
+    ".",
+    "0.",
+    "00",
+    "09",
+    "٣",
+    "²",
+]
+
+
+@pytest.mark.parametrize("text", _SCALARS)
+@pytest.mark.parametrize("style", ["plain", "quoted"])
+def test_scalars_read_as_pyyaml_reads_them(text, style):
+    """The builder resolves and constructs a scalar itself (a quicker path than PyYAML's composer);
+    each value must come out as PyYAML's loader (with gpusizer's float resolver) gives it, or be an error.
+    ('<<' as a value is text, test_yaml_merge_keys_give_explicit_keys_precedence.)"""
+    import yaml
+
+    from engine.load.yamlsrc import _Loader, parse
+
+    source = f"v: {text}\n" if style == "plain" else f"v: '{text}'\n"
+    try:
+        expected = yaml.load(source, Loader=_Loader)["v"]  # gpusizer's loader is a safe one
+    except yaml.YAMLError:
+        expected = InputError
+    if isinstance(expected, float) and not math.isfinite(expected):
+        expected = InputError  # gpusizer refuses non-finite numbers
+    if not isinstance(expected, (type(None), bool, int, float, str)):
+        expected = InputError  # and dates, and any other type
+    try:
+        got = parse(source, "t.yaml").data["v"]
+    except InputError:
+        got = InputError
+    assert got == expected and type(got) is type(expected)

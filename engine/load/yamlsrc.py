@@ -249,6 +249,21 @@ class _Fail(Exception):
         self.help = help
 
 
+_INT = _TAG + "int"
+# PyYAML's Resolver.resolve() for a plain scalar, without its per-call list building: the implicit
+# resolvers by first character ('' for the empty value), then those for any character
+_Resolvers = tuple[tuple[str, "re.Pattern[str]"], ...]
+_WILD: _Resolvers = tuple(_Loader.yaml_implicit_resolvers.get(None, ()))
+_FIRST: dict[str, _Resolvers] = {k: (*v, *_WILD) for k, v in _Loader.yaml_implicit_resolvers.items() if k is not None}
+
+
+def _resolve(text: str) -> str:
+    for tag, regexp in _FIRST.get(text[:1], _WILD):
+        if regexp.match(text):
+            return tag
+    return _STR
+
+
 _NOKEY = object()
 _MERGE_KEY = object()
 
@@ -284,17 +299,21 @@ class _Builder:
 
     def run(self) -> Any:
         loader = self.loader
+        get_event = loader.get_event
+        handlers = {  # the parser makes these exact classes; a dict beats a chain of isinstance
+            yaml.ScalarEvent: self.scalar,
+            yaml.MappingStartEvent: self.start,
+            yaml.SequenceStartEvent: self.start,
+            yaml.MappingEndEvent: self.end,
+            yaml.SequenceEndEvent: self.end,
+            yaml.AliasEvent: self.alias,
+        }
         started = False
         while True:
-            e = loader.get_event()
-            if isinstance(e, yaml.ScalarEvent):
-                self.scalar(e)
-            elif isinstance(e, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
-                self.start(e)
-            elif isinstance(e, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-                self.end(e)
-            elif isinstance(e, yaml.AliasEvent):
-                self.alias(e)
+            e = get_event()
+            handler = handlers.get(type(e))
+            if handler is not None:
+                handler(e)
             elif isinstance(e, yaml.DocumentStartEvent):
                 if started:
                     raise _Fail(
@@ -319,10 +338,30 @@ class _Builder:
 
     # -- events ---------------------------------------------------------------------------------
     def scalar(self, e: Any) -> None:
-        self.count(1, e.start_mark)
+        self.nodes += 1
+        if self.nodes > self.lim.nodes:
+            self.count(0, e.start_mark)  # raises
         value = self.construct(e)
         if e.anchor is not None:
             self.anchors[e.anchor] = (value, 1)
+        # the common cases inline (a key, a value under its key, a list member); add() has the rest
+        if self.stack:
+            top = self.stack[-1]
+            key = top.key
+            if not top.mapping:
+                m = e.start_mark
+                self.doc.positions[(*top.path, len(top.value))] = (m.line + 1, m.column + 1)
+                top.value.append(value)
+                return
+            if key is _NOKEY:
+                self.set_key(top, value, e.start_mark)
+                return
+            if key is not _MERGE_KEY:
+                top.key = _NOKEY
+                m = e.start_mark
+                self.doc.positions[(*top.path, key)] = (m.line + 1, m.column + 1)
+                top.value[key] = value
+                return
         self.add(value, 1, e.start_mark, scalar=True)
 
     def start(self, e: Any) -> None:
@@ -447,9 +486,11 @@ class _Builder:
             )
         tag = e.tag
         if tag is None or tag == "!":
-            tag = self.loader.resolve(yaml.ScalarNode, text, e.implicit)
+            tag = _resolve(text) if e.implicit[0] else _STR
         if tag == _STR:
-            return self.text(text, e)
+            return self.text(text, e) if _CONTROL.search(text) else text
+        if tag == _INT and len(text) < 16 and text.isascii() and text.isdigit() and (text[0] != "0" or len(text) == 1):
+            return int(text)  # a plain decimal (a leading 0 is octal in YAML 1.1, so PyYAML reads that)
         if tag == _MERGE:
             if self.stack and self.stack[-1].mapping and self.stack[-1].key is _NOKEY:
                 return _MERGE_KEY
