@@ -62,6 +62,22 @@ def _is_type(value: Any, name: str) -> bool:
     raise Unsupported(f"type {name!r}")
 
 
+# types one isinstance decides (bool is not a number in JSON Schema, so those need _is_type)
+_PLAIN_TYPES: dict[str, type] = {"object": dict, "array": list, "string": str, "boolean": bool}
+
+
+def _all(checks: list[Check]) -> Check:
+    """A check that every one of ``checks`` passes, in order, stopping at the first that fails."""
+
+    def check(v: Any) -> bool:
+        for c in checks:  # noqa: SIM110 - a loop, not a generator: this runs ~50,000 times a load
+            if not c(v):
+                return False
+        return True
+
+    return check
+
+
 def _key(value: Any) -> Any:
     """A hashable form of a JSON value under JSON Schema equality (1 == 1.0, true != 1)."""
     if isinstance(value, bool) or value is None or isinstance(value, str):
@@ -104,7 +120,7 @@ class Compiler:
             return lambda v: True
         if len(checks) == 1:
             return checks[0]
-        return lambda v: all(c(v) for c in checks)
+        return _all(checks)
 
     # -- keywords -----------------------------------------------------------------------------------
     def _k_type(self, arg: Any, schema: dict[str, Any], base: str) -> Check:
@@ -113,6 +129,9 @@ class Compiler:
             _is_type(None, n)  # raises Unsupported for an unknown type name
         if len(names) == 1:
             name = names[0]
+            plain = _PLAIN_TYPES.get(name)
+            if plain is not None:  # one isinstance, the common case
+                return lambda v: isinstance(v, plain)
             return lambda v: _is_type(v, name)
         return lambda v: any(_is_type(v, n) for n in names)
 
@@ -167,8 +186,8 @@ class Compiler:
         return lambda v: not isinstance(v, dict) or len(v) <= arg
 
     def _k_required(self, arg: Any, schema: dict[str, Any], base: str) -> Check:
-        keys = tuple(arg)
-        return lambda v: not isinstance(v, dict) or all(k in v for k in keys)
+        keys = frozenset(arg)
+        return lambda v: not isinstance(v, dict) or v.keys() >= keys
 
     def _k_items(self, arg: Any, schema: dict[str, Any], base: str) -> Check:
         if "prefixItems" in schema:
@@ -179,7 +198,15 @@ class Compiler:
     def _k_properties(self, arg: Any, schema: dict[str, Any], base: str) -> Check:
         props = {k: self.compile(s, base) for k, s in arg.items()}
 
-        return lambda v: not isinstance(v, dict) or all(c(v[k]) for k, c in props.items() if k in v)
+        def check(v: Any) -> bool:
+            if isinstance(v, dict):
+                for k, x in v.items():
+                    c = props.get(k)
+                    if c is not None and not c(x):
+                        return False
+            return True
+
+        return check
 
     def _k_additionalProperties(self, arg: Any, schema: dict[str, Any], base: str) -> Check:
         if "patternProperties" in schema:
@@ -187,7 +214,7 @@ class Compiler:
         known = frozenset(schema.get("properties", {}))
         extra = self.compile(arg, base)
         if arg is False:
-            return lambda v: not isinstance(v, dict) or all(k in known for k in v)
+            return lambda v: not isinstance(v, dict) or known.issuperset(v)
         return lambda v: not isinstance(v, dict) or all(k in known or extra(x) for k, x in v.items())
 
     def _k_propertyNames(self, arg: Any, schema: dict[str, Any], base: str) -> Check:
@@ -195,8 +222,7 @@ class Compiler:
         return lambda v: not isinstance(v, dict) or all(name(k) for k in v)
 
     def _k_allOf(self, arg: Any, schema: dict[str, Any], base: str) -> Check:
-        parts = [self.compile(s, base) for s in arg]
-        return lambda v: all(p(v) for p in parts)
+        return _all([self.compile(s, base) for s in arg])
 
     def _k_anyOf(self, arg: Any, schema: dict[str, Any], base: str) -> Check:
         parts = [self.compile(s, base) for s in arg]
