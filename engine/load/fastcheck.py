@@ -127,13 +127,13 @@ class Compiler:
         names = arg if isinstance(arg, list) else [arg]
         for n in names:
             _is_type(None, n)  # raises Unsupported for an unknown type name
-        if len(names) == 1:
-            name = names[0]
-            plain = _PLAIN_TYPES.get(name)
-            if plain is not None:  # one isinstance, the common case
-                return lambda v: isinstance(v, plain)
-            return lambda v: _is_type(v, name)
-        return lambda v: any(_is_type(v, n) for n in names)
+        plain = tuple(_PLAIN_TYPES[n] for n in names if n in _PLAIN_TYPES)
+        rest = tuple(n for n in names if n not in _PLAIN_TYPES)
+        if not rest:  # one isinstance, the common case
+            return lambda v: isinstance(v, plain)
+        if rest == ("number",):  # a number is never a bool in JSON Schema
+            return lambda v: isinstance(v, plain) or (isinstance(v, (int, float)) and not isinstance(v, bool))
+        return lambda v: isinstance(v, plain) or any(_is_type(v, n) for n in rest)
 
     def _k_enum(self, arg: Any, schema: dict[str, Any], base: str) -> Check:
         allowed = {_key(a) for a in arg}
@@ -226,7 +226,14 @@ class Compiler:
 
     def _k_anyOf(self, arg: Any, schema: dict[str, Any], base: str) -> Check:
         parts = [self.compile(s, base) for s in arg]
-        return lambda v: any(p(v) for p in parts)
+
+        def check(v: Any) -> bool:
+            for p in parts:  # noqa: SIM110 - a loop, not a generator, in a check that runs thousands of times
+                if p(v):
+                    return True
+            return False
+
+        return check
 
     def _k_oneOf(self, arg: Any, schema: dict[str, Any], base: str) -> Check:
         parts = [self.compile(s, base) for s in arg]
