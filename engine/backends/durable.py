@@ -56,6 +56,7 @@ from facts, so only matching sees the nudge).
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import itertools
 import math
@@ -101,6 +102,11 @@ def unavailable() -> str | None:
 
 def safe(value: Any) -> Any:
     """Values durable-rules' JSON reader accepts (see the module docstring)."""
+    kind = type(value)  # the common exact types first: this runs on every test and fact
+    if kind is str and len(value) <= MAX_TEXT:
+        return value
+    if kind is dict:
+        return {k: safe(v) for k, v in value.items()}
     if isinstance(value, bool):
         return value
     if isinstance(value, float):
@@ -164,6 +170,15 @@ class _Plan:
     names: set[str] = field(default_factory=set)  # attribute names the patterns test
     catalogs: set[str] = field(default_factory=set)
     catalogs_by_alias: dict[str, str] = field(default_factory=dict)  # user alias -> catalog
+
+    # read when the finished plan is placed in a shard (twice: fits, then add), so taken once
+    @functools.cached_property
+    def fields_read(self) -> set[str]:
+        return _fields_read(self)
+
+    @functools.cached_property
+    def pattern_keys(self) -> dict[tuple[str, Any], int]:
+        return _pattern_keys(self)
 
 
 class _Translator:
@@ -560,9 +575,9 @@ class _Shard:
         """The variant can join this shard without passing one of durable-rules' fixed limits."""
         if len(self.rules) >= SHARD_RULES or len(self.names | plan.names) > SHARD_NAMES:
             return False
-        if len(self.fields | _fields_read(plan)) > SHARD_FIELDS:
+        if len(self.fields | plan.fields_read) > SHARD_FIELDS:
             return False
-        return all(self.keys.get(k, 0) + n <= SHARD_KEY_PATTERNS for k, n in _pattern_keys(plan).items())
+        return all(self.keys.get(k, 0) + n <= SHARD_KEY_PATTERNS for k, n in plan.pattern_keys.items())
 
     def add(self, rule: _Rule) -> None:
         assert rule.plan is not None
@@ -570,9 +585,9 @@ class _Shard:
         self.names |= rule.plan.names
         self.catalogs |= rule.plan.catalogs
         self.steps.add(rule.step)
-        for k, n in _pattern_keys(rule.plan).items():
+        for k, n in rule.plan.pattern_keys.items():
             self.keys[k] = self.keys.get(k, 0) + n
-        self.fields |= _fields_read(rule.plan)
+        self.fields |= rule.plan.fields_read
 
 
 # durable-rules' reduceExpressionSequence (events.c) skips to the end of an '$and' after a test

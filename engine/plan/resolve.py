@@ -92,11 +92,17 @@ def variants_of(when: tuple[Any, ...]) -> list[tuple[Simple, ...]]:
 class _Resolver:
     """Resolves the names of one rule (one variant at a time) and binds its expressions."""
 
-    def __init__(self, rule: Rule, attributes: Mapping[str, Attribute], catalogs: Mapping[str, Catalog]) -> None:
+    def __init__(
+        self,
+        rule: Rule,
+        attributes: Mapping[str, Attribute],
+        catalogs: Mapping[str, Catalog],
+        first_words: frozenset[str] | None = None,
+    ) -> None:
         self.rule = rule
         self.attributes = attributes
         self.catalogs = catalogs
-        self.first_words = {a.split(".")[0] for a in attributes}
+        self.first_words = first_words if first_words is not None else first_words_of(attributes)
 
     def attribute(self, name: str, span: Span) -> Attribute:
         attr = self.attributes.get(name)
@@ -360,9 +366,19 @@ def _walk(base: Callable[[dict[str, Any]], Any], rest: tuple[str, ...], dotted: 
     return get
 
 
-def plan_rule(rule: Rule, attributes: Mapping[str, Attribute], catalogs: Mapping[str, Catalog]) -> PlannedRule:
+def first_words_of(attributes: Mapping[str, Attribute]) -> frozenset[str]:
+    """The first words of the attributes' names (an item alias may not be one); plan() takes it once."""
+    return frozenset(a.split(".")[0] for a in attributes)
+
+
+def plan_rule(
+    rule: Rule,
+    attributes: Mapping[str, Attribute],
+    catalogs: Mapping[str, Catalog],
+    first_words: frozenset[str] | None = None,
+) -> PlannedRule:
     """Resolve and bind one rule; raises an InputError at the faulty line."""
-    r = _Resolver(rule, attributes, catalogs)
+    r = _Resolver(rule, attributes, catalogs, first_words)
     try:
         return _plan(r, rule)
     except _Fault as f:

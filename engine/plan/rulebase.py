@@ -14,7 +14,7 @@ from ..errors import GpusizerError, InputError, Problems, hint
 from ..load.ir import Attribute, Catalog, InputValue
 from ..load.loader import Loaded, load_rulebase_files
 from ..load.workload import InputSchema
-from .resolve import PlannedRule, plan_rule
+from .resolve import PlannedRule, first_words_of, plan_rule
 
 
 @dataclass(frozen=True)
@@ -66,9 +66,10 @@ def plan(loaded: Loaded) -> Rulebase:
     """Resolve, bind and stratify every loaded rule; errors of all rules are reported together."""
     errors: list[GpusizerError] = list(_unit_errors(loaded.attributes))
     planned: dict[str, PlannedRule] = {}
+    words = first_words_of(loaded.attributes)
     for rid, rule in loaded.rules.items():
         try:
-            planned[rid] = plan_rule(rule, loaded.attributes, loaded.catalogs)
+            planned[rid] = plan_rule(rule, loaded.attributes, loaded.catalogs, words)
         except GpusizerError as exc:
             errors.append(exc)
     if errors:
