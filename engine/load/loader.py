@@ -124,12 +124,9 @@ def load_rulebase_files(
             )
     limits()  # a bad GPUSIZER_MAX_* variable is one error, not one per file
     reader = _Reader({str(r): i for i, r in enumerate(rdirs + kdirs)})
-    fingerprint = hashlib.sha256()
     for root in rdirs + kdirs:
         for path in reader.files(root):
             reader.take(path, root)
-            fingerprint.update(f"{reader.key(path, root)}\0".encode())
-            fingerprint.update(reader.raw.get(reader.key(path, root), b""))
 
     attributes: dict[str, Attribute] = {}
     constants: dict[str, InputValue] = {}
