@@ -56,6 +56,7 @@ from facts, so only matching sees the nudge).
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import hashlib
 import itertools
@@ -758,8 +759,9 @@ class DurableCompiled:
     def open(self) -> DurableSession:
         return DurableSession(self)
 
-    def record(self) -> list[tuple[str, Any]]:
-        """From now on, log every fact this rulebase's sessions assert (for ``bare_replay_seconds``)."""
+    @contextlib.contextmanager
+    def recording(self) -> Iterator[list[tuple[str, Any]]]:
+        """Within the block, log every fact this rulebase's sessions assert (for ``bare_replay_seconds``)."""
         log: list[tuple[str, Any]] = []
         host = self.host
         plain_facts, plain_fact, plain_delete = host.assert_facts, host.assert_fact, host.delete_state
@@ -777,7 +779,10 @@ class DurableCompiled:
             return plain_delete(name, sid)
 
         host.assert_facts, host.assert_fact, host.delete_state = assert_facts, assert_fact, delete_state
-        return log
+        try:
+            yield log
+        finally:
+            host.assert_facts, host.assert_fact, host.delete_state = plain_facts, plain_fact, plain_delete
 
     def bare_replay_seconds(self, log: list[tuple[str, Any]]) -> tuple[float, int]:
         """Replay a recorded log through bare durable-rules: the same rulesets and facts, actions
@@ -796,15 +801,19 @@ class DurableCompiled:
             definition["$sink"] = {"all": [{"m": {"$ex": {"t": 1}}}, {"z": {"t": "$never"}}], "run": count}
             definition["$close"] = {"all": [{"x": {"t": "x"}}], "run": count}
             host.register_rulesets({shard.name: definition})
-        start = time.perf_counter()
-        for kind, (name, payload) in log:
-            if kind == "facts":
-                host.assert_facts(name, payload)
-            elif kind == "fact":
-                host.assert_fact(name, payload)
-            else:
-                host.delete_state(name, payload)
-        return time.perf_counter() - start, fired[0]
+        try:
+            start = time.perf_counter()
+            for kind, (name, payload) in log:
+                if kind == "facts":
+                    host.assert_facts(name, payload)
+                elif kind == "fact":
+                    host.assert_fact(name, payload)
+                else:
+                    host.delete_state(name, payload)
+            return time.perf_counter() - start, fired[0]
+        finally:
+            for shard in self.shards:  # as close() does: dropping the Host would not free them
+                _durable.durable_rules_engine.delete_ruleset(host.get_ruleset(shard.name)._handle)
 
     def close(self) -> None:
         """Free the rulesets' memory in durable-rules' C engine (dropping the Host does not)."""
