@@ -387,3 +387,22 @@ def test_scalars_read_as_pyyaml_reads_them(text, style):
     except InputError:
         got = InputError
     assert got == expected and type(got) is type(expected)
+
+
+def test_non_printable_is_the_complement_of_yamls_printable_set():
+    """yamlsrc spells the characters YAML cannot print as a positive class; it must match exactly
+    the code points outside YAML 1.1's printable set (tab, LF, CR, x20-x7E, x85, xA0-D7FF, E000-FFFD,
+    10000-10FFFF), every one of the 1,114,112 checked."""
+    from engine.load.yamlsrc import _NON_PRINTABLE
+
+    def printable(c: int) -> bool:
+        return (
+            c in (0x09, 0x0A, 0x0D, 0x85)
+            or 0x20 <= c <= 0x7E
+            or 0xA0 <= c <= 0xD7FF
+            or 0xE000 <= c <= 0xFFFD
+            or 0x10000 <= c <= 0x10FFFF
+        )
+
+    wrong = [c for c in range(0x110000) if (_NON_PRINTABLE.match(chr(c)) is None) != printable(c)]
+    assert wrong == []
