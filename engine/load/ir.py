@@ -14,6 +14,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from ..errors import InputError
 from .expr import Expr, Template
 
 Scalar: TypeAlias = str | int | float | bool
@@ -51,6 +52,12 @@ class Span:
     def render(self) -> str:
         """``file:line:col``."""
         return ":".join(str(p) for p in (self.file, self.line, self.col) if p is not None)
+
+    def error(self, message: str, help: str | None = None, *, rule: str | None = None) -> InputError:
+        """An input error here, quoting the line."""
+        return InputError(
+            message, file=self.file, line=self.line, col=self.col, snippet=self.snippet, help=help, rule=rule
+        )
 
 
 @dataclass(frozen=True, slots=True)

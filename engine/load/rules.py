@@ -120,13 +120,9 @@ def _merge_when(base: list[Condition], mine: list[Condition], doc: Doc) -> tuple
             prior = out[i]
             assert isinstance(prior, ItemCond)
             if prior.catalog != cond.catalog:
-                raise InputError(
+                raise cond.span.error(
                     f"alias '{cond.alias}' joins catalog '{cond.catalog}' here but '{prior.catalog}' in the base",
-                    file=cond.span.file,
-                    line=cond.span.line,
-                    col=cond.span.col,
-                    snippet=cond.span.snippet,
-                    help="use the base's catalog, or another alias",
+                    "use the base's catalog, or another alias",
                 )
             fields: dict[str, dict[str, Test]] = {f.field: {t.op: t for t in f.tests} for f in prior.where}
             spans = {f.field: f.span for f in prior.where}
@@ -151,13 +147,9 @@ def _merge_then(base: dict[str, Conclusion], mine: dict[str, Conclusion], doc: D
             fields.update(dict(c.fields))
             out[name] = Conclusion(name, None, tuple(fields.items()), c.span)
         elif (prior.fields is None) != (c.fields is None):
-            raise InputError(
+            raise c.span.error(
                 f"'{name}' is a record in the base and a single value here (or the reverse)",
-                file=c.span.file,
-                line=c.span.line,
-                col=c.span.col,
-                snippet=c.span.snippet,
-                help="give the same shape as the base, or leave it to the base",
+                "give the same shape as the base, or leave it to the base",
             )
         else:
             out[name] = c

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from graphlib import CycleError, TopologicalSorter
 from typing import Any
 
-from ..errors import InputError, hint
+from ..errors import hint
 from ..load import expr as X
 from ..load.ir import (
     MEMBERSHIP,
@@ -382,15 +382,7 @@ def plan_rule(
     try:
         return _plan(r, rule)
     except _Fault as f:
-        raise InputError(
-            f.message,
-            file=f.span.file,
-            line=f.span.line,
-            col=f.span.col,
-            snippet=f.span.snippet,
-            help=f.help,
-            rule=rule.id,
-        ) from None
+        raise f.span.error(f.message, f.help, rule=rule.id) from None
 
 
 def _plan(r: _Resolver, rule: Rule) -> PlannedRule:

@@ -117,13 +117,9 @@ def _unit_errors(attributes: Mapping[str, Attribute]) -> list[InputError]:
                 what = "no attribute" if other is None else f"a {other.type} attribute, not text"
                 guess = hint(name, [n for n, x in attributes.items() if text(x)])
                 errors.append(
-                    InputError(
+                    a.span.error(
                         f"the unit of '{a.name}' names '{name}', which is {what}",
-                        file=a.span.file,
-                        line=a.span.line,
-                        col=a.span.col,
-                        snippet=a.span.snippet,
-                        help=f"{guess}a unit's {{name}} must be a text attribute whose value is the unit"
+                        f"{guess}a unit's {{name}} must be a text attribute whose value is the unit"
                         ' (unit: "{price.currency}")',
                     )
                 )
