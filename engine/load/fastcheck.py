@@ -78,6 +78,18 @@ def _all(checks: list[Check]) -> Check:
     return check
 
 
+def _any(checks: list[Check]) -> Check:
+    """A check that one of ``checks`` passes, tried in order, stopping at the first that does."""
+
+    def check(v: Any) -> bool:
+        for c in checks:  # noqa: SIM110 - as in _all
+            if c(v):
+                return True
+        return False
+
+    return check
+
+
 def _key(value: Any) -> Any:
     """A hashable form of a JSON value under JSON Schema equality (1 == 1.0, true != 1)."""
     if isinstance(value, bool) or value is None or isinstance(value, str):
@@ -225,15 +237,7 @@ class Compiler:
         return _all([self.compile(s, base) for s in arg])
 
     def _k_anyOf(self, arg: Any, schema: dict[str, Any], base: str) -> Check:
-        parts = [self.compile(s, base) for s in arg]
-
-        def check(v: Any) -> bool:
-            for p in parts:  # noqa: SIM110 - a loop, not a generator, in a check that runs thousands of times
-                if p(v):
-                    return True
-            return False
-
-        return check
+        return _any([self.compile(s, base) for s in arg])
 
     def _k_oneOf(self, arg: Any, schema: dict[str, Any], base: str) -> Check:
         parts = [self.compile(s, base) for s in arg]
