@@ -93,6 +93,7 @@ class _Proc:
     conn: Any
     served: int = 0
     started: float = field(default_factory=time.monotonic)
+    ready: bool = False
 
     def stop(self) -> None:
         with contextlib.suppress(OSError):
@@ -161,6 +162,7 @@ class Pool:
         if not hello.get("ready"):
             proc.stop()
             raise StartFailed(hello.get("error", "a worker could not load the rulebase"), int(hello.get("exit", 70)))
+        proc.ready = True
 
     def start(self) -> None:
         """Start every worker and wait until each has loaded the rulebase (StartFailed if one cannot)."""
@@ -192,9 +194,9 @@ class Pool:
 
     @property
     def alive(self) -> int:
-        """How many workers are running (idle or answering)."""
+        """How many workers have the rulebase loaded and are running (idle or answering)."""
         with self._lock:
-            return sum(1 for p in self._all if p.process.is_alive())
+            return sum(1 for p in self._all if p.ready and p.process.is_alive())
 
     @property
     def pids(self) -> list[int]:
@@ -275,7 +277,8 @@ class Pool:
                 fresh = self._spawn()
                 self._await_ready(fresh)
             except StartFailed as exc:
-                print(f"gpusizer serve: a replacement worker failed to start: {exc.message}", file=sys.stderr)
+                if not self._closed:
+                    print(f"gpusizer serve: a replacement worker failed to start: {exc.message}", file=sys.stderr)
                 return
             if self._closed:
                 fresh.stop()
