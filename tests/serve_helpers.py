@@ -47,7 +47,12 @@ def make_pool(size=2, timeout=30.0, queue=64, key_file=None):
     from engine.load.resources import data_dir
     from engine.serve.pool import Pool, Settings
 
-    pool = Pool(Settings([str(data_dir("rules"))], [str(data_dir("knowledge"))], key_file), size=size, timeout=timeout, queue=queue)
+    pool = Pool(
+        Settings([str(data_dir("rules"))], [str(data_dir("knowledge"))], key_file),
+        size=size,
+        timeout=timeout,
+        queue=queue,
+    )
     pool.start()
     return pool
 

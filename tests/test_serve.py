@@ -20,9 +20,9 @@ import pytest
 pytest.importorskip("fastapi", reason="gpusizer[serve] is not installed (the README's test command installs it)")
 httpx = pytest.importorskip("httpx")
 
-from corpus import ROOT, run_cli  # noqa: E402
 from serve_helpers import EXAMPLES, Server, make_pool  # noqa: E402
 
+from corpus import ROOT, run_cli  # noqa: E402
 from engine.serve.app import Options  # noqa: E402
 from engine.serve.work import encode_link  # noqa: E402
 
@@ -94,7 +94,10 @@ def test_attached_config_is_read_from_the_request_not_from_disk(recommender):
     assert document(recommender.recommend(w))["conclusions"] == document(recommender.recommend(example))["conclusions"]
     for bad, says in [
         (text, "not a document attached to the request"),
-        (text.replace("config: config.json", f"config: {EXAMPLES / 'configs' / 'Qwen3-30B-A3B.config.json'}"), "no file is read"),
+        (
+            text.replace("config: config.json", f"config: {EXAMPLES / 'configs' / 'Qwen3-30B-A3B.config.json'}"),
+            "no file is read",
+        ),
         (text.replace("config: config.json", "hf: Qwen/Qwen3-30B-A3B"), "local cache, which is not read here"),
     ]:
         with pytest.raises(InputError, match=says):
@@ -123,7 +126,8 @@ def test_health_ready_rulebase_and_catalogs(client, recommender):
 
 
 @pytest.mark.parametrize(
-    "example", ["llama2-70b-chat", "gpt2-finetune-personal", "owned-rtx3090-llama3-8b-lora", "serving-qwen2.5-7b-32-users"]
+    "example",
+    ["llama2-70b-chat", "gpt2-finetune-personal", "owned-rtx3090-llama3-8b-lora", "serving-qwen2.5-7b-32-users"],
 )
 def test_recommend_answers_the_cli_document(client, expected, example):
     text = (EXAMPLES / f"{example}.yaml").read_text()
@@ -147,7 +151,11 @@ def test_decision_ids_name_the_decision(client):
 
 
 def test_config_json_is_attached(client, expected):
-    text = (EXAMPLES / "llama3.1-8b-lora-config.yaml").read_text().replace("configs/Llama-3.1-8B.config.json", "config.json")
+    text = (
+        (EXAMPLES / "llama3.1-8b-lora-config.yaml")
+        .read_text()
+        .replace("configs/Llama-3.1-8B.config.json", "config.json")
+    )
     config = (EXAMPLES / "configs" / "Llama-3.1-8B.config.json").read_text()
     r = client.post("/api/v1/recommend", json={"workload": text, "files": {"config.json": config}})
     assert r.status_code == 200, r.text
@@ -188,7 +196,9 @@ def test_explain_why_not_and_what_if_answer_the_cli_json(client):
     r = client.post("/api/v1/what-if", json={"workload": LLAMA, "sweep": {"batch_size": [1, 8, 32]}})
     _, out, _ = run_cli(["what-if", llama, "--sweep", "batch_size=1,8,32", "--format", "json"])
     assert r.json()["result"] == json.loads(out)
-    r = client.post("/api/v1/what-if", json={"workload": SMALL, "max": "batch_size", "while": "memory.vram_required_gb <= 80"})
+    r = client.post(
+        "/api/v1/what-if", json={"workload": SMALL, "max": "batch_size", "while": "memory.vram_required_gb <= 80"}
+    )
     largest = r.json()["result"]
     assert largest["largest"] >= 1 and largest["at"] and largest["beyond"]
 
@@ -263,7 +273,9 @@ def test_oversized_requests(client, server):
     error_shape(client.post("/api/v1/recommend", content=chunks(), headers=YAML), 413)
     many = {"workload": SMALL, "files": {f"f{i}.json": "{}" for i in range(20)}}
     error_shape(client.post("/api/v1/recommend", json=many), 413)
-    error_shape(client.post("/api/v1/what-if", json={"workload": SMALL, "sweep": {"batch_size": list(range(1, 100))}}), 413)
+    error_shape(
+        client.post("/api/v1/what-if", json={"workload": SMALL, "sweep": {"batch_size": list(range(1, 100))}}), 413
+    )
     # a link that unpacks to far more than a workload may be
     import base64
     import zlib
@@ -316,7 +328,9 @@ def test_page_link_downloads_and_record(client, tmp_path):
 
 
 def test_page_result_shows_errors_with_their_lines(client):
-    r = client.post("/ui/result", data={"workload": "name: x\ntask: inferenc\nmodel: {name: llama-2-7b}\n", "files": "{}"})
+    r = client.post(
+        "/ui/result", data={"workload": "name: x\ntask: inferenc\nmodel: {name: llama-2-7b}\n", "files": "{}"}
+    )
     assert r.status_code == 200 and 'id="diagnostics"' in r.text
     assert "&#34;line&#34;: 2" in r.text or '"line": 2' in r.text.replace("&#34;", '"')
 
@@ -338,16 +352,22 @@ def test_set_key_cases():
     base = "name: x   # keep\nmodel: {name: a-b}\nbudget:\n  amount: 3000  # money\n  currency: USD\n"
     assert set_key(base, ("model", "name"), "c-d", "w") == base.replace("a-b", "c-d")
     assert set_key(base, ("budget", "amount"), 10, "w") == base.replace("3000", "10")
-    assert set_key(base, ("budget", "currency"), None, "w") == "name: x   # keep\nmodel: {name: a-b}\nbudget:\n  amount: 3000  # money\n"
+    assert (
+        set_key(base, ("budget", "currency"), None, "w")
+        == "name: x   # keep\nmodel: {name: a-b}\nbudget:\n  amount: 3000  # money\n"
+    )
     assert set_key(base, ("model", "params"), "7B", "w").splitlines()[1] == "model: {params: 7B, name: a-b}"
-    assert "name: \"a: b\"   # keep" in set_key(base, ("name",), "a: b", "w")
+    assert 'name: "a: b"   # keep' in set_key(base, ("name",), "a: b", "w")
 
 
 # -- many at once, none wrong, none lost -----------------------------------------------------------------
 
 
 def test_concurrent_requests_each_get_their_own_answer(client, server, expected, capsys):
-    texts = [(EXAMPLES / f"{n}.yaml").read_text() for n in ("llama2-70b-chat", "gpt2-finetune-personal", "mixtral-8x7b-serving")]
+    texts = [
+        (EXAMPLES / f"{n}.yaml").read_text()
+        for n in ("llama2-70b-chat", "gpt2-finetune-personal", "mixtral-8x7b-serving")
+    ]
     texts += [SMALL, SMALL.replace("fp16", "int8"), SMALL.replace("llama-2-7b", "llama-2-13b")]
     want = {t: expected(t)["conclusions"] for t in texts}
     jobs = [texts[i % len(texts)] for i in range(96)]
@@ -441,7 +461,10 @@ def test_token(small_pool):
         wrong = {"Authorization": "Bearer " + "u" * 40}
         error_shape(httpx.post(f"{s.url}/api/v1/recommend", json={"workload": SMALL}, headers=wrong), 401)
         right = {"Authorization": f"Bearer {token}"}
-        assert httpx.post(f"{s.url}/api/v1/recommend", json={"workload": SMALL}, headers=right, timeout=300).status_code == 200
+        assert (
+            httpx.post(f"{s.url}/api/v1/recommend", json={"workload": SMALL}, headers=right, timeout=300).status_code
+            == 200
+        )
         assert httpx.get(f"{s.url}/healthz").status_code == 200  # health checks need none
         page = httpx.get(f"{s.url}/")
         assert page.status_code == 303 and page.headers["location"].startswith("/login")

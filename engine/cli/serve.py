@@ -16,7 +16,9 @@ MIN_TOKEN = 32
 
 def add_parser(sub: Any, name: str) -> None:
     s = sub.add_parser(name, help="serve the page and the HTTP API (needs: pip install 'gpusizer[serve]')")
-    s.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1: this machine only)")
+    s.add_argument(
+        "--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1: this machine only)"
+    )
     s.add_argument("--port", type=int, default=8000, help="the port (default 8000; 0 picks a free one)")
     s.add_argument(
         "--token-file",
@@ -24,11 +26,28 @@ def add_parser(sub: Any, name: str) -> None:
         help="a file holding the access token every API call must carry ('Authorization: Bearer TOKEN'); "
         "needed to listen on any address but this machine's (make one with 'gpusizer audit keygen F')",
     )
-    s.add_argument("--workers", type=int, metavar="N", help="worker processes, each with the rulebase (default: CPUs, at most 4)")
-    s.add_argument("--timeout", type=float, default=30.0, metavar="S", help="the longest one request may run (default 30 s)")
-    s.add_argument("--queue", type=int, default=64, metavar="N", help="requests that may wait for a worker (default 64; more get 429)")
-    s.add_argument("--max-request-mb", type=float, default=2.0, metavar="MB", help="the largest request body (default 2 MB)")
-    s.add_argument("--cors-origin", action="append", metavar="ORIGIN", help="let pages from ORIGIN call the API (repeatable; default: none)")
+    s.add_argument(
+        "--workers", type=int, metavar="N", help="worker processes, each with the rulebase (default: CPUs, at most 4)"
+    )
+    s.add_argument(
+        "--timeout", type=float, default=30.0, metavar="S", help="the longest one request may run (default 30 s)"
+    )
+    s.add_argument(
+        "--queue",
+        type=int,
+        default=64,
+        metavar="N",
+        help="requests that may wait for a worker (default 64; more get 429)",
+    )
+    s.add_argument(
+        "--max-request-mb", type=float, default=2.0, metavar="MB", help="the largest request body (default 2 MB)"
+    )
+    s.add_argument(
+        "--cors-origin",
+        action="append",
+        metavar="ORIGIN",
+        help="let pages from ORIGIN call the API (repeatable; default: none)",
+    )
     s.add_argument(
         "--key",
         metavar="FILE",

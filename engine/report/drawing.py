@@ -234,7 +234,9 @@ def _svg(
     for (x1, y1), (x2, y2), dashed in edges:
         mx = (x1 + x2) / 2
         dash = ' stroke-dasharray="4 3" stroke="#aaaaaa"' if dashed else ' stroke="#777777"'
-        out.append(f'<path d="M{x1:.0f},{y1:.0f} C{mx:.0f},{y1:.0f} {mx:.0f},{y2:.0f} {x2:.0f},{y2:.0f}" fill="none"{dash}/>')
+        out.append(
+            f'<path d="M{x1:.0f},{y1:.0f} C{mx:.0f},{y1:.0f} {mx:.0f},{y2:.0f} {x2:.0f},{y2:.0f}" fill="none"{dash}/>'
+        )
     for x, y, kind, text, title in boxes:
         fill, stroke, extra = _FILLS[kind]
         rx = 12 if kind in ("firing", "beaten") else 3

@@ -29,7 +29,11 @@ from .work import Failure, diagnostic, error_body, parse_form
 
 API = "/api/v1"
 COOKIE = "gpusizer_token"
-STATIC_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8", ".txt": "text/plain; charset=utf-8"}
+STATIC_TYPES = {
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".txt": "text/plain; charset=utf-8",
+}
 _CODES = {
     400: "bad-request",
     401: "unauthorized",
@@ -81,7 +85,7 @@ def failure_response(f: Failure, headers: dict[str, str] | None = None) -> JSONR
 def _reply(reply: dict[str, Any], attachment: str | None = None) -> Response:
     headers = dict(reply.get("headers") or {})
     if attachment:
-        headers["Content-Disposition"] = f"attachment; filename=\"{attachment}\""
+        headers["Content-Disposition"] = f'attachment; filename="{attachment}"'
     return Response(reply["body"], status_code=int(reply["status"]), media_type=reply["content_type"], headers=headers)
 
 
@@ -129,7 +133,10 @@ def create_app(pool: Pool, options: Options) -> FastAPI:
         if options.token is not None and not _public(path) and not _authorized(request, options.token, path):
             if path == "/" or path.startswith("/ui/"):
                 if request.method == "GET" and path == "/":
-                    return RedirectResponse(f"/login?next={quote(str(request.url.path) + ('?' + request.url.query if request.url.query else ''))}", status_code=303)
+                    return RedirectResponse(
+                        f"/login?next={quote(str(request.url.path) + ('?' + request.url.query if request.url.query else ''))}",
+                        status_code=303,
+                    )
             return failure_response(
                 Failure(
                     401,
@@ -160,21 +167,26 @@ def create_app(pool: Pool, options: Options) -> FastAPI:
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = _CODES.get(exc.status_code, f"http-{exc.status_code}")
-        message = {404: f"no such page: {request.url.path}", 405: f"{request.method} is not allowed on {request.url.path}"}.get(
-            exc.status_code, str(exc.detail)
-        )
+        message = {
+            404: f"no such page: {request.url.path}",
+            405: f"{request.method} is not allowed on {request.url.path}",
+        }.get(exc.status_code, str(exc.detail))
         return failure_response(Failure(exc.status_code, code, message, help="see /api/v1/docs for the API"))
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        diags = [diagnostic(str(e.get("msg", "invalid")), help=".".join(map(str, e.get("loc", ())))) for e in exc.errors()]
+        diags = [
+            diagnostic(str(e.get("msg", "invalid")), help=".".join(map(str, e.get("loc", ())))) for e in exc.errors()
+        ]
         return failure_response(Failure(400, "bad-request", "the request's parameters are not valid", diags))
 
     @app.exception_handler(Exception)
     async def _bug(request: Request, exc: Exception) -> JSONResponse:
         traceback.print_exc(file=sys.stderr)
         return failure_response(
-            Failure(500, "internal", f"internal error: {type(exc).__name__}", help="this is a bug in gpusizer; report it")
+            Failure(
+                500, "internal", f"internal error: {type(exc).__name__}", help="this is a bug in gpusizer; report it"
+            )
         )
 
     # -- health --------------------------------------------------------------------------------------
@@ -182,7 +194,9 @@ def create_app(pool: Pool, options: Options) -> FastAPI:
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["health"], summary="At least one worker has the rulebase loaded", responses=openapi.ERRORS)
+    @app.get(
+        "/readyz", tags=["health"], summary="At least one worker has the rulebase loaded", responses=openapi.ERRORS
+    )
     async def readyz() -> Response:
         alive = pool.alive
         if alive == 0:
@@ -196,7 +210,10 @@ def create_app(pool: Pool, options: Options) -> FastAPI:
             return await pool.call(msg)
         except Busy:
             raise Failure(
-                429, "busy", f"the server is answering {pool.size} requests and {pool.waiting} more are waiting", help="try again in a moment"
+                429,
+                "busy",
+                f"the server is answering {pool.size} requests and {pool.waiting} more are waiting",
+                help="try again in a moment",
             ) from None
         except TimedOut:
             raise Failure(
@@ -234,8 +251,10 @@ def create_app(pool: Pool, options: Options) -> FastAPI:
 
         try:
             await asyncio.wait_for(read(), options.timeout)
-        except asyncio.TimeoutError:
-            raise Failure(408, "request-timeout", f"the request body did not arrive within {options.timeout:g} s") from None
+        except TimeoutError:
+            raise Failure(
+                408, "request-timeout", f"the request body did not arrive within {options.timeout:g} s"
+            ) from None
         from ..load.yamlsrc import decode
 
         try:
@@ -248,7 +267,10 @@ def create_app(pool: Pool, options: Options) -> FastAPI:
         query: dict[str, list[str]] = {}
         for k, v in request.query_params.multi_items():
             query.setdefault(k, []).append(v)
-        reply = await forward(request, {"op": op, "content_type": request.headers.get("content-type", ""), "body": body, "query": query, **extra})
+        reply = await forward(
+            request,
+            {"op": op, "content_type": request.headers.get("content-type", ""), "body": body, "query": query, **extra},
+        )
         return _reply(reply)
 
     for op, summary in openapi.OPERATIONS.items():
@@ -274,22 +296,39 @@ def create_app(pool: Pool, options: Options) -> FastAPI:
             raise Failure(400, "bad-request", f"{request.url.path} takes no query parameters")
         return _reply(await forward(request, {"op": op, **extra}))
 
-    @app.get(f"{API}/rulebase", tags=["rulebase"], summary="The rulebase the server runs: rule count, sha256, version", responses=openapi.ERRORS)
+    @app.get(
+        f"{API}/rulebase",
+        tags=["rulebase"],
+        summary="The rulebase the server runs: rule count, sha256, version",
+        responses=openapi.ERRORS,
+    )
     async def rulebase(request: Request) -> Response:
         if request.query_params:
             raise Failure(400, "bad-request", f"{request.url.path} takes no query parameters")
         info = pool.info
         return JSONResponse({k: info[k] for k in ("gpusizer", "rules", "sha256", "overlays", "signing")})
 
-    @app.get(f"{API}/catalogs", tags=["rulebase"], summary="The knowledge catalogs: their fields and item counts", responses=openapi.ERRORS)
+    @app.get(
+        f"{API}/catalogs",
+        tags=["rulebase"],
+        summary="The knowledge catalogs: their fields and item counts",
+        responses=openapi.ERRORS,
+    )
     async def catalogs(request: Request) -> Response:
         return await get_op(request, "catalogs")
 
-    @app.get(f"{API}/catalogs/{{name}}", tags=["rulebase"], summary="One catalog's items (for the form's pickers)", responses=openapi.ERRORS)
+    @app.get(
+        f"{API}/catalogs/{{name}}",
+        tags=["rulebase"],
+        summary="One catalog's items (for the form's pickers)",
+        responses=openapi.ERRORS,
+    )
     async def catalog(request: Request, name: str) -> Response:
         return await get_op(request, "catalog", name=name)
 
-    @app.get(f"{API}/workload-schema", tags=["rulebase"], summary="The workload's JSON Schema", responses=openapi.ERRORS)
+    @app.get(
+        f"{API}/workload-schema", tags=["rulebase"], summary="The workload's JSON Schema", responses=openapi.ERRORS
+    )
     async def schema(request: Request) -> Response:
         return await get_op(request, "schema")
 
@@ -315,7 +354,9 @@ def create_app(pool: Pool, options: Options) -> FastAPI:
     async def home(request: Request) -> Response:
         unknown = set(request.query_params) - {"w"}
         if unknown:
-            raise Failure(400, "bad-request", f"unknown query parameter {sorted(unknown)[0]!r}", help="a link has only ?w=...")
+            raise Failure(
+                400, "bad-request", f"unknown query parameter {sorted(unknown)[0]!r}", help="a link has only ?w=..."
+            )
         reply = await forward(request, {"op": "ui-page", "link": request.query_params.get("w", "")})
         return _reply(reply)
 
@@ -343,7 +384,11 @@ def create_app(pool: Pool, options: Options) -> FastAPI:
         if found is None:
             raise Failure(404, "not-found", f"no such file: /static/{name}")
         suffix = name[name.rfind(".") :]
-        return Response(found, media_type=STATIC_TYPES.get(suffix, "application/octet-stream"), headers={"Cache-Control": "max-age=3600"})
+        return Response(
+            found,
+            media_type=STATIC_TYPES.get(suffix, "application/octet-stream"),
+            headers={"Cache-Control": "max-age=3600"},
+        )
 
     @app.get("/login", include_in_schema=False)
     async def login_page(request: Request) -> HTMLResponse:
@@ -360,9 +405,13 @@ def create_app(pool: Pool, options: Options) -> FastAPI:
         target = form.get("next", "/")
         if not target.startswith("/") or target.startswith("//"):
             target = "/"
-        if options.token is not None and hmac.compare_digest(form.get("token", "").strip().encode(), options.token.encode()):
+        if options.token is not None and hmac.compare_digest(
+            form.get("token", "").strip().encode(), options.token.encode()
+        ):
             response = RedirectResponse(target, status_code=303)
-            response.set_cookie(COOKIE, options.token, httponly=True, samesite="strict", secure=request.url.scheme == "https")
+            response.set_cookie(
+                COOKIE, options.token, httponly=True, samesite="strict", secure=request.url.scheme == "https"
+            )
             return response
         return HTMLResponse(render_login(target, failed=True), status_code=401)
 

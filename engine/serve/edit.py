@@ -155,7 +155,9 @@ def set_key(text: str, path: tuple[str, ...], value: Any, name: str) -> str:
     if doc.data is None:
         doc.data = {}
     if not isinstance(doc.data, dict):
-        raise InputError("the workload is not a mapping of keys to values", file=name, line=1, col=1, help="fix it first")
+        raise InputError(
+            "the workload is not a mapping of keys to values", file=name, line=1, col=1, help="fix it first"
+        )
     want = _expected(doc.data, path, value)
     if want == doc.data:
         return text

@@ -36,8 +36,8 @@ OPERATION_DOCS = {
     "why-not": "`query` is `ATTRIBUTE=VALUE` (or give `attribute` and `value`). The answer says the first of: the "
     "value is already taken, an input says otherwise, it was overridden, a candidate lost, rules excluded it, a "
     "condition failed, nothing produces it.",
-    "what-if": "`set` changes keys (`{\"batch_size\": 8}` or `[\"batch_size=8\"]`) and answers the changes, old -> "
-    "new, with the rule responsible. `sweep` (`{\"batch_size\": [1, 8, 32]}`) answers a row per value with the "
+    "what-if": '`set` changes keys (`{"batch_size": 8}` or `["batch_size=8"]`) and answers the changes, old -> '
+    'new, with the rule responsible. `sweep` (`{"batch_size": [1, 8, 32]}`) answers a row per value with the '
     "`show` columns. `max` with `while` answers the largest whole value of a key for which the condition holds.",
 }
 
@@ -57,10 +57,7 @@ _PARAMS: dict[str, dict[str, Any]] = {
     },
     "what-if": {
         "set": {
-            "oneOf": [
-                {"type": "object", "additionalProperties": True},
-                {"type": "array", "items": {"type": "string"}},
-            ],
+            "oneOf": [{"type": "object", "additionalProperties": True}, {"type": "array", "items": {"type": "string"}}],
             "example": {"batch_size": 8},
         },
         "sweep": {
@@ -114,7 +111,8 @@ _STATUS = {
     "503": "the request ran past the server's time limit, or no worker is ready",
 }
 ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"description": text, "content": {"application/json": {"schema": ERROR_SCHEMA}}} for code, text in _STATUS.items()
+    code: {"description": text, "content": {"application/json": {"schema": ERROR_SCHEMA}}}
+    for code, text in _STATUS.items()
 }
 
 

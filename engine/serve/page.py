@@ -215,7 +215,9 @@ class Pages:
         metric = next((m for m in spec["metrics"] if m in r.conclusions), None)
         chosen = r.get(spec["select"])
         seen: dict[str, dict[str, Any]] = {}
-        for contrib in sorted(r.conclusions[spec["select"]].contributions, key=lambda c: _num(c.value.get(spec["cost"]))):
+        for contrib in sorted(
+            r.conclusions[spec["select"]].contributions, key=lambda c: _num(c.value.get(spec["cost"]))
+        ):
             v = contrib.value
             key = str(v.get(spec["label"]))
             if key not in seen and len(seen) < MAX_CANDIDATES:
@@ -247,7 +249,12 @@ class Pages:
                     "chosen": chosen is not None and cand.get(spec["label"]) == chosen.get(spec["label"]),
                 }
             )
-        ctx.update(points=points, metric=metric, metric_unit=r.unit(metric) if metric else None, currency=r.get("price.currency"))
+        ctx.update(
+            points=points,
+            metric=metric,
+            metric_unit=r.unit(metric) if metric else None,
+            currency=r.get("price.currency"),
+        )
         return answer(200, self._render("serve-candidates.html.j2", ctx), _HTML)
 
     def _download(self, msg: dict[str, Any]) -> dict[str, Any]:
@@ -264,12 +271,21 @@ class Pages:
         name = _safe_name(r.workload.name)
         did = self.w.decision_id(req)
         if kind == "json":
-            return answer(200, render(r, "json"), "application/json", {"X-Filename": f"{name}.json", "Gpusizer-Decision-Id": did})
+            return answer(
+                200, render(r, "json"), "application/json", {"X-Filename": f"{name}.json", "Gpusizer-Decision-Id": did}
+            )
         if kind == "html":
-            return answer(200, render(r, "html", layout="python"), _HTML, {"X-Filename": f"{name}.html", "Gpusizer-Decision-Id": did})
+            return answer(
+                200,
+                render(r, "html", layout="python"),
+                _HTML,
+                {"X-Filename": f"{name}.html", "Gpusizer-Decision-Id": did},
+            )
         if kind == "record":
             rec = build(r, self.w.key)
-            return answer(200, dumps(rec), "application/json", {"X-Filename": file_name(rec), "Gpusizer-Decision-Id": did})
+            return answer(
+                200, dumps(rec), "application/json", {"X-Filename": file_name(rec), "Gpusizer-Decision-Id": did}
+            )
         raise Failure(404, "not-found", f"no download {kind!r}", help="yaml, json, html or record")
 
 
@@ -395,11 +411,17 @@ def scatter_chart(points: list[dict[str, Any]], x_label: str, y_label: str) -> A
     ]
     for k in range(5):
         xv, yv = x0 + (x1 - x0) * k / 4, y0 + (y1 - y0) * k / 4
-        out.append(f'<text x="{px(xv):.0f}" y="{height - bottom + 16}" text-anchor="middle">{escape(num(round(xv, -2) if xv > 1000 else round(xv)))}</text>')
+        out.append(
+            f'<text x="{px(xv):.0f}" y="{height - bottom + 16}" text-anchor="middle">{escape(num(round(xv, -2) if xv > 1000 else round(xv)))}</text>'
+        )
         out.append(f'<text x="{left - 6}" y="{py(yv) + 4:.0f}" text-anchor="end">{escape(num(round(yv, 1)))}</text>')
         out.append(f'<line x1="{left}" y1="{py(yv):.0f}" x2="{width - right}" y2="{py(yv):.0f}" stroke="#eee"/>')
-    out.append(f'<text x="{(left + width - right) / 2:.0f}" y="{height - 10}" text-anchor="middle">{escape(x_label)}</text>')
-    out.append(f'<text x="14" y="{(top + height - bottom) / 2:.0f}" text-anchor="middle" transform="rotate(-90 14 {(top + height - bottom) / 2:.0f})">{escape(y_label)}</text>')
+    out.append(
+        f'<text x="{(left + width - right) / 2:.0f}" y="{height - 10}" text-anchor="middle">{escape(x_label)}</text>'
+    )
+    out.append(
+        f'<text x="14" y="{(top + height - bottom) / 2:.0f}" text-anchor="middle" transform="rotate(-90 14 {(top + height - bottom) / 2:.0f})">{escape(y_label)}</text>'
+    )
     front, best = [], -1.0
     for p in sorted(shown, key=lambda p: (p["x"], -p["y"])):
         if p["y"] > best:
@@ -417,8 +439,10 @@ def scatter_chart(points: list[dict[str, Any]], x_label: str, y_label: str) -> A
         )
         out.append(
             f'<text x="{width - right + 10}" y="{top + 14 + 16 * n}" fill="{colour}">{escape(p["label"])}'
-            f'{" (choice)" if p["chosen"] else ""}</text>'
+            f"{' (choice)' if p['chosen'] else ''}</text>"
         )
-        out.append(f'<line x1="{px(p["x"]) + r:.0f}" y1="{py(p["y"]):.0f}" x2="{width - right + 6}" y2="{top + 10 + 16 * n}" stroke="{colour}" stroke-opacity="0.25"/>')
+        out.append(
+            f'<line x1="{px(p["x"]) + r:.0f}" y1="{py(p["y"]):.0f}" x2="{width - right + 6}" y2="{top + 10 + 16 * n}" stroke="{colour}" stroke-opacity="0.25"/>'
+        )
     out.append("</svg>")
     return Markup("\n".join(out))

@@ -66,10 +66,12 @@ def _worker_main(conn: Any, settings: Settings) -> None:  # pragma: no cover - r
     """A worker: load, say so, then answer requests until the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
     from ..errors import GpusizerError
+    from .page import Pages
     from .work import Worker
 
     try:
         worker = Worker(settings.rules, settings.knowledge, settings.key_file)
+        worker.ops.update(Pages(worker).ops())
     except GpusizerError as exc:
         conn.send_bytes(json.dumps({"ready": False, "error": exc.render(), "exit": int(exc.exit_code)}).encode())
         return

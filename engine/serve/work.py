@@ -95,7 +95,9 @@ def failure_of(exc: GpusizerError) -> Failure:
     return Failure(422, code, message, [from_diagnostic(d) for d in exc.diagnostics])
 
 
-def answer(status: int, body: Any, content_type: str = "application/json", headers: dict[str, str] | None = None) -> dict[str, Any]:
+def answer(
+    status: int, body: Any, content_type: str = "application/json", headers: dict[str, str] | None = None
+) -> dict[str, Any]:
     """A response as plain data: JSON bodies are written here, once, strictly (no NaN)."""
     if content_type == "application/json" and not isinstance(body, str):
         text = json.dumps(body, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
@@ -156,7 +158,7 @@ def _workload_text(value: Any) -> tuple[str, bool]:
         400,
         "bad-request",
         f"'workload' must be YAML text or a JSON object, not {_kind(value)}",
-        help="send {\"workload\": \"name: x\\ntask: inference\\n...\"} or {\"workload\": {\"name\": \"x\", ...}}",
+        help='send {"workload": "name: x\\ntask: inference\\n..."} or {"workload": {"name": "x", ...}}',
     )
 
 
@@ -217,7 +219,12 @@ def read_request(
                     help=f"{hint(k, allowed)}the fields are: {', '.join(sorted(allowed))}",
                 )
         if "workload" not in data:
-            raise Failure(400, "bad-request", "the request has no 'workload'", help="give the workload as YAML text or a JSON object")
+            raise Failure(
+                400,
+                "bad-request",
+                "the request has no 'workload'",
+                help="give the workload as YAML text or a JSON object",
+            )
         text, as_json = _workload_text(data["workload"])
         params = {k: data[k] for k in fields if k in data}
         return Request(text, _files(data.get("files")), params, as_json)
@@ -233,7 +240,7 @@ def read_request(
         415,
         "unsupported-media-type",
         f"a request body of type {media or '(none)'!r} is not read",
-        help="send application/json ({\"workload\": ...}) or application/yaml (the workload itself)",
+        help='send application/json ({"workload": ...}) or application/yaml (the workload itself)',
     )
 
 
@@ -287,7 +294,9 @@ def _param(req: Request, name: str, kind: type | tuple[type, ...], what: str, de
 
 def encode_link(text: str, files: Mapping[str, str]) -> str:
     """The workload (and its documents) packed into a URL-safe string: deflated JSON in base64url."""
-    data = json.dumps({"w": text, "f": dict(files)} if files else {"w": text}, ensure_ascii=False, separators=(",", ":"))
+    data = json.dumps(
+        {"w": text, "f": dict(files)} if files else {"w": text}, ensure_ascii=False, separators=(",", ":")
+    )
     return base64.urlsafe_b64encode(zlib.compress(data.encode("utf-8"), 9)).decode("ascii").rstrip("=")
 
 
@@ -303,10 +312,14 @@ def decode_link(code: str) -> tuple[str, dict[str, str]]:
     except Failure:
         raise
     except (ValueError, zlib.error, UnicodeDecodeError):
-        raise Failure(400, "bad-request", "the link is damaged: it does not unpack to a workload", help="copy the whole link") from None
+        raise Failure(
+            400, "bad-request", "the link is damaged: it does not unpack to a workload", help="copy the whole link"
+        ) from None
     data = _strict_json(text)
     if not isinstance(data, dict) or not isinstance(data.get("w"), str) or set(data) - {"w", "f"}:
-        raise Failure(400, "bad-request", "the link is damaged: it does not unpack to a workload", help="copy the whole link")
+        raise Failure(
+            400, "bad-request", "the link is damaged: it does not unpack to a workload", help="copy the whole link"
+        )
     return data["w"], _files(data.get("f"))
 
 
@@ -343,10 +356,6 @@ class Worker:
             "catalog": self._catalog,
             "schema": self._schema,
         }
-        from . import page
-
-        self.page = page.Pages(self)
-        self.ops.update(self.page.ops())
 
     # -- the workload ----------------------------------------------------------------------------
     def load(self, req: Request) -> Workload:
@@ -439,13 +448,17 @@ class Worker:
         did = self.decision_id(req)
         if fmt == "json":
             return answer(200, {"decision_id": did, "result": plain(document(r))})
-        types = {"text": "text/plain; charset=utf-8", "markdown": "text/markdown; charset=utf-8", "html": "text/html; charset=utf-8"}
+        types = {
+            "text": "text/plain; charset=utf-8",
+            "markdown": "text/markdown; charset=utf-8",
+            "html": "text/html; charset=utf-8",
+        }
         return answer(200, render(r, fmt, layout="python", full=full), types[fmt], {"Gpusizer-Decision-Id": did})
 
     def _attribute(self, req: Request, name: str = "attribute") -> str:
         attr = _param(req, name, str, "an attribute name such as ram.system_gb")
         if attr is None:
-            raise Failure(400, "bad-request", f"the request has no '{name}'", help="e.g. \"attribute\": \"ram.system_gb\"")
+            raise Failure(400, "bad-request", f"the request has no '{name}'", help='e.g. "attribute": "ram.system_gb"')
         self.rec.rulebase.attribute(attr)
         return str(attr)
 
@@ -520,7 +533,7 @@ class Worker:
         key = _param(req, "max", str, "a workload key such as batch_size")
         cond = _param(req, "while", str, "a condition such as 'memory.vram_required_gb <= 80'")
         if not cond:
-            raise Failure(400, "bad-request", "'max' needs 'while'", help="e.g. \"while\": \"ram.system_gb <= 256\"")
+            raise Failure(400, "bad-request", "'max' needs 'while'", help='e.g. "while": "ram.system_gb <= 256"')
         worker = self
 
         class _Attached:
@@ -563,7 +576,9 @@ class Worker:
         name = str(msg.get("name", ""))
         cat = rb.catalogs.get(name)
         if cat is None:
-            raise Failure(404, "not-found", f"no catalog '{name}'", help=f"{hint(name, rb.catalogs)}see /api/v1/catalogs")
+            raise Failure(
+                404, "not-found", f"no catalog '{name}'", help=f"{hint(name, rb.catalogs)}see /api/v1/catalogs"
+            )
         items = [{"id": it.id, "name": it.name, **plain(dict(it.fields))} for it in cat.items.values()]
         return answer(200, {"catalog": name, "items": items})
 
