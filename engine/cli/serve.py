@@ -70,7 +70,8 @@ def read_token(path: str) -> str:
         )
     if len(text) < MIN_TOKEN or any(ch.isspace() for ch in text):
         raise InputError(
-            f"the token file holds {len(text)} characters; a token is at least {MIN_TOKEN}, on one line, without spaces",
+            f"the token file holds {len(text)} characters; a token is at least {MIN_TOKEN}, "
+            "on one line, without spaces",
             file=path,
             help="make one with 'gpusizer audit keygen FILE'",
         )

@@ -181,7 +181,7 @@ def derivation_svg(result: Result, attr: str) -> str:
                 premises.append((text, "input"))
     more = len(premises) - _MAX_PREMISES
     if more > 0:
-        premises = premises[: _MAX_PREMISES - 1] + [(f"… and {more + 1} more inputs", "more")]
+        premises = [*premises[: _MAX_PREMISES - 1], (f"… and {more + 1} more inputs", "more")]
     firings = [(b, False) for b in step["binding"]] + [(x, True) for x in step["beaten"][:_MAX_BEATEN]]
     rows = max(len(premises), len(firings) + (1 if len(step["beaten"]) > _MAX_BEATEN else 0), 1)
     height = pad * 2 + rows * rowh

@@ -89,7 +89,7 @@ def _reply(reply: dict[str, Any], attachment: str | None = None) -> Response:
     return Response(reply["body"], status_code=int(reply["status"]), media_type=reply["content_type"], headers=headers)
 
 
-def create_app(pool: Pool, options: Options) -> FastAPI:
+def create_app(pool: Pool, options: Options) -> FastAPI:  # noqa: C901 - one closure per route
     """The FastAPI application over a started pool of workers."""
     from .. import __version__
 
@@ -131,12 +131,11 @@ def create_app(pool: Pool, options: Options) -> FastAPI:
                     )
                 )
         if options.token is not None and not _public(path) and not _authorized(request, options.token, path):
-            if path == "/" or path.startswith("/ui/"):
-                if request.method == "GET" and path == "/":
-                    return RedirectResponse(
-                        f"/login?next={quote(str(request.url.path) + ('?' + request.url.query if request.url.query else ''))}",
-                        status_code=303,
-                    )
+            if request.method == "GET" and path == "/":
+                return RedirectResponse(
+                    "/login?next=" + quote(path + ("?" + request.url.query if request.url.query else "")),
+                    status_code=303,
+                )
             return failure_response(
                 Failure(
                     401,
@@ -220,7 +219,8 @@ def create_app(pool: Pool, options: Options) -> FastAPI:
                 503,
                 "timeout",
                 f"the request took longer than {options.timeout:g} s and was stopped",
-                help="ask for less in one request (a shorter sweep, a smaller search), or start the server with a larger --timeout",
+                help="ask for less in one request (a shorter sweep, a smaller search), "
+                "or start the server with a larger --timeout",
             ) from None
         except Crashed as exc:
             raise Failure(
@@ -438,7 +438,8 @@ def _too_large(size: int, limit: int) -> Failure:
         413,
         "too-large",
         f"the request body is {size:,} bytes or more; this server reads at most {limit:,}",
-        help="send a smaller workload (a workload file may be 1 MB), or start the server with a larger --max-request-mb",
+        help="send a smaller workload (a workload file may be 1 MB), "
+        "or start the server with a larger --max-request-mb",
     )
 
 

@@ -114,8 +114,8 @@ def _candidates(doc: Doc, path: tuple[str, ...], value: Any) -> list[str]:
             if pline is not None and pcol is not None:
                 sstart = _offset(lines, pline, pcol)
                 line_start = text.rfind("\n", 0, sstart) + 1
-                body = doc.positions.get(path[:-1], (pline, pcol))
-                bstart = _offset(lines, *body)
+                section = doc.positions.get(path[:-1], (pline, pcol))
+                bstart = _offset(lines, *section)
                 if text[bstart : bstart + 1] == "{":
                     close = text.find("}", bstart)
                     line_end = text.find("\n", close)

@@ -32,7 +32,8 @@ OPERATION_DOCS = {
     "recommend": "The answer's `result` is the document the CLI writes with `--format json`. With "
     "`format` text, markdown or html the body is that report, and the decision id is in the "
     "`Gpusizer-Decision-Id` header.",
-    "explain": "`attribute` names the conclusion (e.g. `ram.system_gb`); `depth` stops the tree that many steps below it.",
+    "explain": "`attribute` names the conclusion (e.g. `ram.system_gb`); "
+    "`depth` stops the tree that many steps below it.",
     "why-not": "`query` is `ATTRIBUTE=VALUE` (or give `attribute` and `value`). The answer says the first of: the "
     "value is already taken, an input says otherwise, it was overridden, a candidate lost, rules excluded it, a "
     "condition failed, nothing produces it.",

@@ -67,6 +67,7 @@ class Pages:
         self.w = worker
 
     def ops(self) -> dict[str, Any]:
+        """The page's operations, by name, for the worker's table."""
         return {
             "ui-page": self._page,
             "ui-result": self._result,
@@ -405,22 +406,25 @@ def scatter_chart(points: list[dict[str, Any]], x_label: str, y_label: str) -> A
 
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="100%" role="img" '
-        f'aria-label="cost and throughput of the candidates" class="scatter" font-family="Helvetica, Arial, sans-serif" font-size="12">',
+        'aria-label="cost and throughput of the candidates" class="scatter" '
+        'font-family="Helvetica, Arial, sans-serif" font-size="12">',
         f'<line x1="{left}" y1="{height - bottom}" x2="{width - right}" y2="{height - bottom}" stroke="#555"/>',
         f'<line x1="{left}" y1="{top}" x2="{left}" y2="{height - bottom}" stroke="#555"/>',
     ]
     for k in range(5):
         xv, yv = x0 + (x1 - x0) * k / 4, y0 + (y1 - y0) * k / 4
         out.append(
-            f'<text x="{px(xv):.0f}" y="{height - bottom + 16}" text-anchor="middle">{escape(num(round(xv, -2) if xv > 1000 else round(xv)))}</text>'
+            f'<text x="{px(xv):.0f}" y="{height - bottom + 16}" text-anchor="middle">'
+            f"{escape(num(round(xv, -2) if xv > 1000 else round(xv)))}</text>"
         )
         out.append(f'<text x="{left - 6}" y="{py(yv) + 4:.0f}" text-anchor="end">{escape(num(round(yv, 1)))}</text>')
         out.append(f'<line x1="{left}" y1="{py(yv):.0f}" x2="{width - right}" y2="{py(yv):.0f}" stroke="#eee"/>')
+    mid = (top + height - bottom) / 2
     out.append(
         f'<text x="{(left + width - right) / 2:.0f}" y="{height - 10}" text-anchor="middle">{escape(x_label)}</text>'
     )
     out.append(
-        f'<text x="14" y="{(top + height - bottom) / 2:.0f}" text-anchor="middle" transform="rotate(-90 14 {(top + height - bottom) / 2:.0f})">{escape(y_label)}</text>'
+        f'<text x="14" y="{mid:.0f}" text-anchor="middle" transform="rotate(-90 14 {mid:.0f})">{escape(y_label)}</text>'
     )
     front, best = [], -1.0
     for p in sorted(shown, key=lambda p: (p["x"], -p["y"])):
@@ -434,15 +438,17 @@ def scatter_chart(points: list[dict[str, Any]], x_label: str, y_label: str) -> A
         colour = "#e15759" if p["chosen"] else "#4e79a7"
         r = 7 if p["chosen"] else 5
         out.append(
-            f'<g class="point{" chosen" if p["chosen"] else ""}"><title>{escape(p["label"])}: {escape(num(round(p["x"])))} '
-            f'/ {escape(num(round(p["y"], 1)))}</title><circle cx="{px(p["x"]):.0f}" cy="{py(p["y"]):.0f}" r="{r}" fill="{colour}"/></g>'
+            f'<g class="point{" chosen" if p["chosen"] else ""}"><title>{escape(p["label"])}: '
+            f"{escape(num(round(p['x'])))} / {escape(num(round(p['y'], 1)))}</title>"
+            f'<circle cx="{px(p["x"]):.0f}" cy="{py(p["y"]):.0f}" r="{r}" fill="{colour}"/></g>'
         )
         out.append(
             f'<text x="{width - right + 10}" y="{top + 14 + 16 * n}" fill="{colour}">{escape(p["label"])}'
             f"{' (choice)' if p['chosen'] else ''}</text>"
         )
         out.append(
-            f'<line x1="{px(p["x"]) + r:.0f}" y1="{py(p["y"]):.0f}" x2="{width - right + 6}" y2="{top + 10 + 16 * n}" stroke="{colour}" stroke-opacity="0.25"/>'
+            f'<line x1="{px(p["x"]) + r:.0f}" y1="{py(p["y"]):.0f}" x2="{width - right + 6}" '
+            f'y2="{top + 10 + 16 * n}" stroke="{colour}" stroke-opacity="0.25"/>'
         )
     out.append("</svg>")
     return Markup("\n".join(out))
