@@ -60,6 +60,13 @@ def expect(locator):
     return playwright_expect(locator)
 
 
+def settle(page):
+    """Until no request of the page is in flight (HTMX marks the form while one is)."""
+    page.wait_for_timeout(600)  # the editor's debounce
+    page.locator("#w.htmx-request").wait_for(state="detached")
+    page.locator("#headline", has_text="chat:").wait_for()
+
+
 def _type_workload(page, text):
     editor = page.locator("#yaml")
     editor.fill("")
@@ -68,6 +75,7 @@ def _type_workload(page, text):
 
 def test_type_a_workload_click_a_figure_see_an_error(server, browser, tmp_path):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(120_000)  # a loaded 2-CPU machine answers slowly
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
@@ -77,6 +85,7 @@ def test_type_a_workload_click_a_figure_see_an_error(server, browser, tmp_path):
     _type_workload(page, "name: chat\ntask: inference\nmodel: {name: llama-2-70b}\nprecision: fp16\n")
     # (waits by locators: the page's Content-Security-Policy forbids evaluating strings)
     page.locator("#headline", has_text="chat:").wait_for()
+    settle(page)
     headline = page.locator("#headline").inner_text()
     assert "x " in headline and "gb" in headline.lower(), headline
     # the form followed the text
