@@ -4,7 +4,7 @@
 Use ``recommend(path)``, or a ``Recommender`` for many workloads.
 
 The layers, each importing only those below it (tests/test_layers.py checks):
-``cli`` > ``api`` > ``authoring`` > ``report`` > ``explain`` > ``run`` > ``backends`` > ``plan``
+``cli`` > ``serve`` > ``api`` > ``authoring`` > ``report`` > ``explain`` > ``run`` > ``backends`` > ``plan``
 > ``load`` > ``errors``, ``format``. See docs/architecture.md.
 """
 

@@ -27,6 +27,9 @@ def test_wheel_carries_the_data_and_runs(tmp_path):
         "engine/_data/knowledge/workload.schema.json",
         "engine/_data/templates/recommend.txt.j2",
         "engine/load/schemas/rule.schema.json",
+        "engine/_data/templates/serve.html.j2",
+        "engine/serve/static/htmx.min.js",  # the page works offline: its script ships in the package
+        "engine/serve/static/htmx-LICENSE.txt",
     ):
         assert expected in names
     target = tmp_path / "site"

@@ -36,7 +36,7 @@ from ..errors import InputError, Problems, closest, hint
 from . import imports as I
 from .ir import Attribute, Catalog, InputValue, Span
 from .schema import check, engine_schema, valid, validator_for
-from .yamlsrc import Doc, load, parse
+from .yamlsrc import Doc, load, parse, parse_json
 
 _SUFFIX = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 _QUANTITY = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([kKmMbBgGtT]?)\s*$")
@@ -214,16 +214,28 @@ class InputSchema:
         return out
 
     def load(
-        self, path: Any, catalogs: Mapping[str, Catalog], display: str | None = None, text: str | None = None
+        self,
+        path: Any,
+        catalogs: Mapping[str, Catalog],
+        display: str | None = None,
+        text: str | None = None,
+        attached: Mapping[str, str] | None = None,
     ) -> Workload:
-        """A workload file (or text) -> a validated Workload."""
+        """A workload file (or text) -> a validated Workload.
+
+        ``attached``: documents given with the workload text, by name (a server's request). When it
+        is given, an ``x-import`` path names one of them and is never read from disk, and nothing is
+        looked up in a local cache.
+        """
         if text is not None:
             doc = parse(text, display or str(path), "workload")
         else:
             doc = load(path, display, "workload")
-        return self.from_doc(doc, catalogs)
+        return self.from_doc(doc, catalogs, attached)
 
-    def from_doc(self, doc: Doc, catalogs: Mapping[str, Catalog]) -> Workload:
+    def from_doc(
+        self, doc: Doc, catalogs: Mapping[str, Catalog], attached: Mapping[str, str] | None = None
+    ) -> Workload:
         """A parsed workload file, checked and completed: explicit values, catalog fills, defaults."""
         if not isinstance(doc.data, dict):
             got = "an empty file" if doc.data is None else f"a {type(doc.data).__name__}"
@@ -239,7 +251,7 @@ class InputSchema:
             raise Problems(errors)
         data = doc.data
         inputs, problems = self._explicit(doc, data, catalogs)
-        problems += self._imported(doc, data, inputs)
+        problems += self._imported(doc, data, inputs, attached)
         problems += self._catalog_fills(doc, data, catalogs, inputs)
         if problems:
             raise Problems(problems)
@@ -372,9 +384,12 @@ class InputSchema:
             return f"is not of type {e.validator_value}"
         return str(e.message)
 
-    def _imported(self, doc: Doc, data: Mapping[str, Any], inputs: dict[str, InputValue]) -> list[InputError]:
+    def _imported(
+        self, doc: Doc, data: Mapping[str, Any], inputs: dict[str, InputValue], attached: Mapping[str, str] | None
+    ) -> list[InputError]:
         """``x-import``: the keys a document named by the object (a path, or a name found in a cache)
-        gives, through the import mapping; the file's own keys win.
+        gives, through the import mapping; the file's own keys win. With ``attached`` documents the
+        path names one of them, and no cache is searched.
         """
         problems: list[InputError] = []
         for opath, onode in self.objects.items():
@@ -405,8 +420,16 @@ class InputSchema:
             role, key = given[0]
             kpath = (*opath, key)
             value = _get(data, kpath)[1]
+            if attached is not None:
+                refused = _attached_problem(role, str(value), attached)
+                if refused:
+                    problems.append(doc.error(kpath, f"{'.'.join(kpath)}: {refused[0]}", refused[1]))
+                    continue
             try:
-                if role == "path":
+                if attached is not None:
+                    shown = str(value)
+                    document = _attached_document(attached[shown], shown)
+                elif role == "path":
                     base = Path(doc.file).parent if doc.file and not doc.file.startswith("<") else Path(".")
                     target = Path(str(value)).expanduser()
                     target = target if target.is_absolute() else base / target
@@ -601,6 +624,36 @@ class InputSchema:
 
     def _path_of(self, attr: str) -> tuple[str, ...] | None:
         return next((p for p, a in self.attr_of.items() if a == attr), None)
+
+
+def _attached_problem(role: str, name: str, attached: Mapping[str, str]) -> tuple[str, str] | None:
+    """Why an imported document cannot be had from the attached ones (message, help), or None."""
+    if role != "path":
+        return (
+            f"{name!r} would be looked up in a local cache, which is not read here",
+            "attach the model's config.json to the request and name it in model.config instead",
+        )
+    if name not in attached:
+        given = ", ".join(sorted(attached)) or "none"
+        return (
+            f"{name!r} is not a document attached to the request (attached: {given}); no file is read from disk here",
+            "attach the config.json to the request and name it by the name it was attached under",
+        )
+    return None
+
+
+def _attached_document(text: str, shown: str) -> dict[str, Any]:
+    """An attached JSON document, read as a file of its kind is (within a rule file's limits, strictly)."""
+    try:
+        data = parse_json(text, shown, "rules")
+    except InputError as exc:
+        d = exc.diagnostics[0]
+        raise I.ImportFailure(d.message, d.help or "give a JSON file", file=shown, line=d.line, col=d.col) from None
+    if not isinstance(data, dict):
+        raise I.ImportFailure(
+            f"{shown} holds a JSON {type(data).__name__}, not an object", "give a JSON object", file=shown
+        )
+    return data
 
 
 _ATTR_TYPES = ("number", "integer", "string", "boolean", "list", "record", "scalar")

@@ -133,3 +133,119 @@ def to_svg(g: Any, layout: str = "auto") -> str:
             svg = p.stdout
             return svg[svg.index("<svg") :] if "<svg" in svg else svg
     return python_svg(g)
+
+
+# -- one conclusion's derivation, at a readable size -----------------------------------------------
+
+_MAX_PREMISES = 12
+_MAX_BEATEN = 8
+
+
+def _short(value: Any, unit: str | None) -> str:
+    """A value in a few words: a record by its first two fields' values."""
+    if isinstance(value, dict) or (hasattr(value, "items") and not isinstance(value, (str, list, tuple))):
+        return ", ".join(str(v) for v in list(value.values())[:2])
+    return quantity(value, unit)
+
+
+def _fit(text: str, chars: int) -> str:
+    return text if len(text) <= chars else text[: chars - 1] + "…"
+
+
+def derivation_svg(result: Result, attr: str) -> str:
+    """The derivation of one conclusion alone, as a small SVG: what the binding rule read (values and
+    catalog items) on the left, the rule in the middle, the conclusion on the right, and below the
+    rule the contributions it beat (dashed). An input shows where it came from instead.
+    """
+    step = result.explain(attr)
+    unit = step.get("unit")
+    value = f"{attr} = {_short(step['value'], unit)}"
+    colw, boxw, rowh, boxh, pad = 330, 300, 34, 26, 10
+    boxes: list[tuple[float, float, str, str, str]] = []  # x, y, kind, text, title
+    edges: list[tuple[tuple[float, float], tuple[float, float], bool]] = []  # from, to, dashed
+    if step["origin"] != "rule":
+        detail = f"{step['origin']}: {step['detail']}"
+        boxes = [(pad, pad, "input", detail, detail), (pad + colw, pad, "value", value, value)]
+        edges = [((pad + boxw, pad + boxh / 2), (pad + colw, pad + boxh / 2), False)]
+        return _svg(boxes, edges, pad * 2 + 2 * colw, pad * 2 + rowh, boxw, boxh, f"how {attr} was derived")
+    premises: list[tuple[str, str]] = []
+    for b in step["binding"]:
+        for alias, it in b["items"].items():
+            text = f"{it['catalog']}: {it['id']} (as {alias})"
+            if (text, "item") not in premises:
+                premises.append((text, "item"))
+    for b in step["binding"]:
+        for name, v in b["inputs"].items():
+            text = f"{name} = {_short(v, result.unit(name))}"
+            if (text, "input") not in premises:
+                premises.append((text, "input"))
+    more = len(premises) - _MAX_PREMISES
+    if more > 0:
+        premises = [*premises[: _MAX_PREMISES - 1], (f"… and {more + 1} more inputs", "more")]
+    firings = [(b, False) for b in step["binding"]] + [(x, True) for x in step["beaten"][:_MAX_BEATEN]]
+    rows = max(len(premises), len(firings) + (1 if len(step["beaten"]) > _MAX_BEATEN else 0), 1)
+    height = pad * 2 + rows * rowh
+    mid_x, right_x = pad + colw, pad + 2 * colw
+    concl_y = pad + (min(len(step["binding"]), rows) - 1) * rowh / 2
+    boxes.append((right_x, concl_y, "value", value, value))
+    for n, (text, kind) in enumerate(premises):
+        y = pad + n * rowh
+        boxes.append((pad, y, kind, text, text))
+    for n, (f, beaten) in enumerate(firings):
+        y = pad + n * rowh
+        shown = _short(f["value"], unit)
+        label = f"{f['rule']} → {shown}" if beaten or len(step["binding"]) > 1 else f["rule"]
+        boxes.append((mid_x, y, "beaten" if beaten else "firing", label, f"{f['rule']}: {f['summary']} ({shown})"))
+        edges.append(((mid_x + boxw, y + boxh / 2), (right_x, concl_y + boxh / 2), beaten))
+        if not beaten:
+            for k in range(len(premises)):
+                edges.append(((pad + boxw, pad + k * rowh + boxh / 2), (mid_x, y + boxh / 2), False))
+    if len(step["beaten"]) > _MAX_BEATEN:
+        y = pad + len(firings) * rowh
+        text = f"… and {len(step['beaten']) - _MAX_BEATEN} more it beat"
+        boxes.append((mid_x, y, "more", text, text))
+    return _svg(boxes, edges, pad * 2 + 2 * colw + boxw, height, boxw, boxh, f"how {attr} was derived")
+
+
+_FILLS = {
+    "firing": ("#fde9c9", "#8a5a00", ""),
+    "beaten": ("#f4f4f4", "#999999", ' stroke-dasharray="4 3"'),
+    "input": ("#e3eefc", "#3a5a8a", ""),
+    "item": ("#e8f5e1", "#3f7a2a", ""),
+    "value": ("#ffffff", "#1d1d1f", ' stroke-width="2"'),
+    "more": ("#ffffff", "#bbbbbb", ' stroke-dasharray="2 2"'),
+}
+
+
+def _svg(
+    boxes: list[tuple[float, float, str, str, str]],
+    edges: list[tuple[tuple[float, float], tuple[float, float], bool]],
+    width: float,
+    height: float,
+    boxw: float,
+    boxh: float,
+    label: str,
+) -> str:
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:.0f} {height:.0f}" width="{width:.0f}" '
+        f'height="{height:.0f}" role="img" aria-label="{escape(label)}" class="derivation" '
+        'font-family="Helvetica, Arial, sans-serif" font-size="13">'
+    ]
+    for (x1, y1), (x2, y2), dashed in edges:
+        mx = (x1 + x2) / 2
+        dash = ' stroke-dasharray="4 3" stroke="#aaaaaa"' if dashed else ' stroke="#777777"'
+        out.append(
+            f'<path d="M{x1:.0f},{y1:.0f} C{mx:.0f},{y1:.0f} {mx:.0f},{y2:.0f} {x2:.0f},{y2:.0f}" fill="none"{dash}/>'
+        )
+    for x, y, kind, text, title in boxes:
+        fill, stroke, extra = _FILLS[kind]
+        rx = 12 if kind in ("firing", "beaten") else 3
+        weight = ' font-weight="bold"' if kind in ("firing", "value") else ""
+        colour = ' fill="#666666"' if kind in ("beaten", "more") else ""
+        out.append(
+            f'<g class="{kind}"><title>{escape(title)}</title><rect x="{x:.0f}" y="{y:.0f}" width="{boxw}" '
+            f'height="{boxh}" rx="{rx}" fill="{fill}" stroke="{stroke}"{extra}/>'
+            f'<text x="{x + 8:.0f}" y="{y + 17:.0f}"{weight}{colour}>{escape(_fit(text, 40))}</text></g>'
+        )
+    out.append("</svg>")
+    return "\n".join(out) + "\n"

@@ -180,7 +180,8 @@ def render(result: Result, fmt: str, templates: Path | None = None, layout: str 
     """One recommendation in a report format: json, text, markdown or html.
 
     The text and Markdown reports are one screen (configuration, what bound it, alternatives, warnings);
-    ``full`` adds every conclusion's derivation and the inputs, which HTML always shows. In HTML and
+    ``full`` adds every conclusion's derivation and the inputs, which HTML always shows, each with a
+    drawing of that derivation alone (``layout`` is no longer used by HTML: the drawings need no layout). In HTML and
     Markdown only http(s) and relative URLs become links; Markdown escapes the workload's and the
     rules' text, so that no value can add markup.
     """
@@ -194,9 +195,13 @@ def render(result: Result, fmt: str, templates: Path | None = None, layout: str 
     if fmt == "html":
         from markupsafe import Markup
 
-        from .drawing import subgraph, to_svg
+        from .drawing import derivation_svg
 
-        extra["graph"] = Markup(to_svg(subgraph(result, binding_only=True), layout))
+        def derivation(attr: str) -> Markup:
+            """One conclusion's derivation, drawn alone (the whole graph is 'gpusizer graph')."""
+            return Markup(derivation_svg(result, attr))
+
+        extra["derivation"] = derivation
     attributes = {
         name: {"unit": result.unit(name), "description": a.description}
         for name, a in result.rulebase.attributes.items()

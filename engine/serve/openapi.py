@@ -1,0 +1,177 @@
+"""The API's OpenAPI description: request bodies, answers and the one error shape.
+
+Bodies are read by the workers, strictly (no duplicate keys, finite numbers, the workload's
+limits), not by FastAPI; this module only describes them for ``/api/v1/openapi.json``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+DESCRIPTION = """\
+gpusizer recommends a GPU server for a deep-learning workload and says why.
+
+Send the workload as YAML text (`Content-Type: application/yaml`, parameters in the query) or
+inside a JSON object (`{"workload": "<YAML text>" or {...}, "files": {"config.json": "<text>"}}`).
+The server reads no file a request names: a Hugging Face config.json is attached under `files`
+and named in `model.config`; `model.hf` is refused.
+
+Every answer carries a `decision_id`: the same workload, documents, rulebase and gpusizer version
+give the same id. Every failure has one shape: `{"code", "message", "diagnostics": [{"message",
+"file", "line", "column", "help", "snippet"}]}`.
+"""
+
+OPERATIONS = {
+    "recommend": "Recommend a server: the JSON document `gpusizer recommend --format json` writes",
+    "explain": "How one conclusion was derived, down to the inputs (`gpusizer explain`)",
+    "why-not": "Why a conclusion did not take a value (`gpusizer why-not`)",
+    "what-if": "What changes when workload keys change; a sweep; the largest value that still holds",
+}
+
+OPERATION_DOCS = {
+    "recommend": "The answer's `result` is the document the CLI writes with `--format json`. With "
+    "`format` text, markdown or html the body is that report, and the decision id is in the "
+    "`Gpusizer-Decision-Id` header.",
+    "explain": "`attribute` names the conclusion (e.g. `ram.system_gb`); "
+    "`depth` stops the tree that many steps below it.",
+    "why-not": "`query` is `ATTRIBUTE=VALUE` (or give `attribute` and `value`). The answer says the first of: the "
+    "value is already taken, an input says otherwise, it was overridden, a candidate lost, rules excluded it, a "
+    "condition failed, nothing produces it.",
+    "what-if": '`set` changes keys (`{"batch_size": 8}` or `["batch_size=8"]`) and answers the changes, old -> '
+    'new, with the rule responsible. `sweep` (`{"batch_size": [1, 8, 32]}`) answers a row per value with the '
+    "`show` columns. `max` with `while` answers the largest whole value of a key for which the condition holds.",
+}
+
+_PARAMS: dict[str, dict[str, Any]] = {
+    "recommend": {
+        "format": {"type": "string", "enum": ["json", "text", "markdown", "html"], "default": "json"},
+        "full": {"type": "boolean", "default": False, "description": "text and markdown: every derivation too"},
+    },
+    "explain": {
+        "attribute": {"type": "string", "example": "ram.system_gb"},
+        "depth": {"type": "integer", "minimum": 0},
+    },
+    "why-not": {
+        "query": {"type": "string", "example": "gpu.model=rtx-4090-24gb"},
+        "attribute": {"type": "string"},
+        "value": {"description": "the value asked about (text, number or boolean)"},
+    },
+    "what-if": {
+        "set": {
+            "oneOf": [{"type": "object", "additionalProperties": True}, {"type": "array", "items": {"type": "string"}}],
+            "example": {"batch_size": 8},
+        },
+        "sweep": {
+            "oneOf": [
+                {"type": "object", "additionalProperties": {"type": "array"}, "maxProperties": 1},
+                {"type": "string"},
+            ],
+            "example": {"batch_size": [1, 8, 32]},
+        },
+        "max": {"type": "string", "example": "batch_size"},
+        "while": {"type": "string", "example": "memory.vram_required_gb <= 80"},
+        "show": {"type": "array", "items": {"type": "string"}},
+    },
+}
+_REQUIRED = {"explain": ["attribute"]}
+
+_EXAMPLE = "name: chat\ntask: inference\nmodel: {name: llama-2-7b}\nprecision: fp16\n"
+
+ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["code", "message", "diagnostics"],
+    "properties": {
+        "code": {"type": "string", "example": "invalid-input"},
+        "message": {"type": "string"},
+        "diagnostics": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["message"],
+                "properties": {
+                    "message": {"type": "string"},
+                    "file": {"type": ["string", "null"]},
+                    "line": {"type": ["integer", "null"]},
+                    "column": {"type": ["integer", "null"]},
+                    "help": {"type": ["string", "null"]},
+                    "snippet": {"type": ["string", "null"]},
+                },
+            },
+        },
+    },
+}
+
+_STATUS = {
+    "400": "the request is malformed: not JSON, a field of the wrong kind, an unknown field",
+    "401": "the server needs its token: 'Authorization: Bearer TOKEN'",
+    "413": "the request is larger than the server reads",
+    "415": "the body is neither application/json nor application/yaml",
+    "422": "the workload (or a parameter naming an attribute) cannot be used; diagnostics give line, column and help",
+    "429": "every worker is busy and the queue is full; try again",
+    "500": "a bug in gpusizer, or the rule engine's process ended while it answered",
+    "503": "the request ran past the server's time limit, or no worker is ready",
+}
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"description": text, "content": {"application/json": {"schema": ERROR_SCHEMA}}}
+    for code, text in _STATUS.items()
+}
+
+
+def request_body(op: str) -> dict[str, Any]:
+    """The OpenAPI requestBody of an operation: JSON with the workload, or the workload as YAML."""
+    params = _PARAMS[op]
+    json_schema = {
+        "type": "object",
+        "required": ["workload", *_REQUIRED.get(op, [])],
+        "additionalProperties": False,
+        "properties": {
+            "workload": {
+                "description": "the workload: YAML text, or a JSON object with the workload's keys",
+                "oneOf": [{"type": "string"}, {"type": "object"}],
+                "example": _EXAMPLE,
+            },
+            "files": {
+                "type": "object",
+                "description": "documents the workload names (model.config), by file name: their text",
+                "additionalProperties": {"type": "string"},
+                "maxProperties": 8,
+            },
+            **params,
+        },
+    }
+    query = [
+        {
+            "name": name,
+            "in": "query",
+            "required": False,
+            "schema": {"type": "string"},
+            "description": f"with an application/yaml body: {name}",
+        }
+        for name in params
+    ]
+    return {
+        "parameters": query,
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/json": {"schema": json_schema},
+                "application/yaml": {"schema": {"type": "string"}, "example": _EXAMPLE},
+            },
+        },
+    }
+
+
+def responses(op: str) -> dict[int | str, dict[str, Any]]:
+    """The answers of an operation: the decision, or an error in the one shape."""
+    result: dict[str, Any] = {
+        "type": "object",
+        "required": ["decision_id", "result"],
+        "properties": {
+            "decision_id": {"type": "string", "pattern": "^[0-9a-f]{32}$"},
+            "result": {"description": "what the CLI writes with --format json for this command"},
+        },
+    }
+    content: dict[str, Any] = {"application/json": {"schema": result}}
+    if op == "recommend":
+        content.update({t: {"schema": {"type": "string"}} for t in ("text/plain", "text/markdown", "text/html")})
+    return {200: {"description": "the decision", "content": content}, **ERRORS}
