@@ -38,6 +38,7 @@ COMMANDS = {
     "new": "new",
     "schema": "schema",
     "docs": "docs",
+    "sweep": "sweep",
 }
 
 
