@@ -30,7 +30,9 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from ..errors import InputError
-from .worker import Config, Task, init, run_many, run_task
+from .worker import Config, Task, init, run_many
+
+BatchFn = Callable[[Config, list[Task]], list[dict[str, Any]]]
 
 Row = dict[str, Any]
 BATCH_MAX = 16  # cases in one batch at most
@@ -78,12 +80,6 @@ def failed_row(task: Task, status: str, message: str) -> Row:
     }
 
 
-def run_inline(config: Config, tasks: Iterable[Task]) -> Iterator[Row]:
-    """Every case in this process, one after the other (no protection from a crash in C)."""
-    for t in tasks:
-        yield run_task(config, t)
-
-
 # -- one machine ---------------------------------------------------------------------------------
 
 
@@ -93,10 +89,11 @@ def _pool(config: Config, workers: int) -> cf.ProcessPoolExecutor:
     )
 
 
-def _death(pool: cf.ProcessPoolExecutor) -> str:
-    """How the pool's processes ended, for the crash's message (a signal's name when one killed them)."""
+def _death(processes: list[Any]) -> str:
+    """How a pool's processes ended, for the crash's message (a signal's name when one killed them)."""
     codes = []
-    for p in list(getattr(pool, "_processes", {}).values()):
+    for p in processes:
+        p.join(5)
         code = p.exitcode
         if code is not None and code != 0:
             if code < 0:
@@ -116,13 +113,15 @@ def _kill(pool: cf.ProcessPoolExecutor) -> None:
     pool.shutdown(wait=True, cancel_futures=True)
 
 
-def run_alone(config: Config, task: Task, timeout: float) -> Row:
+def run_alone(config: Config, task: Task, timeout: float, fn: BatchFn = run_many) -> Row:
     """One case in a process of its own: its row, or why the process gave none."""
     pool = _pool(config, 1)
+    processes: list[Any] = []
     try:
         # the new process loads the rulebase first; that time does not count against the case
         pool.submit(os.getpid).result()
-        return pool.submit(run_task, config, task).result(timeout=timeout)
+        processes = list(getattr(pool, "_processes", {}).values())
+        return pool.submit(fn, config, [task]).result(timeout=timeout)[0]
     except cf.TimeoutError:
         _kill(pool)
         return failed_row(
@@ -131,7 +130,7 @@ def run_alone(config: Config, task: Task, timeout: float) -> Row:
             f"the case ran longer than {timeout:g} s and was stopped (raise --timeout if it needs longer)",
         )
     except BrokenProcessPool:
-        why = _death(pool)
+        why = _death(processes)
         pool.shutdown(wait=True)
         return failed_row(
             task,
@@ -144,7 +143,14 @@ def run_alone(config: Config, task: Task, timeout: float) -> Row:
 
 
 def run_local(
-    config: Config, tasks: Iterable[Task], workers: int, *, total: int, timeout: float, poll: float = 0.2
+    config: Config,
+    tasks: Iterable[Task],
+    workers: int,
+    *,
+    total: int,
+    timeout: float,
+    poll: float = 0.2,
+    fn: BatchFn = run_many,
 ) -> Iterator[Row]:
     """The cases on ``workers`` processes of this machine (see the module's docstring)."""
     size = batch_size(total, workers)
@@ -157,7 +163,7 @@ def run_local(
                 batch = next(pending, None)
                 if batch is None:
                     break
-                inflight[pool.submit(run_many, config, batch)] = [batch, None]
+                inflight[pool.submit(fn, config, batch)] = [batch, None]
             if not inflight:
                 return
             done, _ = cf.wait(list(inflight), timeout=poll, return_when=cf.FIRST_COMPLETED)
@@ -190,7 +196,7 @@ def run_local(
             inflight.clear()
             for batch in suspects:
                 for task in batch:
-                    yield run_alone(config, task, timeout)
+                    yield run_alone(config, task, timeout, fn)
             pool = _pool(config, workers)
     finally:
         for future in inflight:
@@ -211,7 +217,7 @@ def dask_missing() -> str | None:
 
 
 def run_dask(
-    config: Config, tasks: Iterable[Task], workers: int, *, total: int, scheduler: str | None
+    config: Config, tasks: Iterable[Task], workers: int, *, total: int, scheduler: str | None, fn: BatchFn = run_many
 ) -> Iterator[Row]:
     """The cases on a Dask cluster: a local one of ``workers`` processes, or ``scheduler``'s."""
     why = dask_missing()
@@ -220,7 +226,10 @@ def run_dask(
             f"--backend dask needs Dask: {why}",
             help="install the extra: pip install 'gpusizer[dask]' (or run with --backend local)",
         )
-    from distributed import Client, LocalCluster, as_completed
+    import importlib
+
+    dd: Any = importlib.import_module("distributed")  # typed loosely: its API is only partly annotated
+    Client, LocalCluster, as_completed = dd.Client, dd.LocalCluster, dd.as_completed
 
     cluster = None
     if scheduler:
@@ -240,7 +249,7 @@ def run_dask(
             batch = next(pending, None)
             if batch is None:
                 return None
-            future = client.submit(run_many, config, batch, pure=False)
+            future = client.submit(fn, config, batch, pure=False)
             owner[future] = batch
             return future
 
@@ -274,10 +283,13 @@ def execute(
     backend: str = "local",
     scheduler: str | None = None,
     timeout: float = 300.0,
+    fn: BatchFn = run_many,
 ) -> Iterator[Row]:
-    """One row per case, as cases finish. ``workers=0`` runs them in this process."""
+    """One row per case, as cases finish. ``workers=0`` runs them in this process. ``fn`` runs a
+    batch where the cases run (a module-level function, so that it pickles by name).
+    """
     if backend == "dask":
-        return run_dask(config, tasks, max(1, workers), total=total, scheduler=scheduler)
+        return run_dask(config, tasks, max(1, workers), total=total, scheduler=scheduler, fn=fn)
     if workers <= 0:
-        return run_inline(config, tasks)
-    return run_local(config, tasks, workers, total=total, timeout=timeout)
+        return (row for t in tasks for row in fn(config, [t]))
+    return run_local(config, tasks, workers, total=total, timeout=timeout, fn=fn)

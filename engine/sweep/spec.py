@@ -30,7 +30,7 @@ import itertools
 import json
 import os
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +70,7 @@ class Spec:
     columns: tuple[str, ...]  # the specification's own extra columns
     display: str  # what a case's workload is called in messages: SPEC#ID
     where_span: Span | None = None
+    defaults: Mapping[str, Any] = field(default_factory=dict)  # dotted key -> the workload schema's default
 
     @property
     def label_keys(self) -> tuple[str, ...]:
@@ -192,6 +193,7 @@ def load_spec(path: str | os.PathLike[str], rec: Any) -> Spec:
         columns=columns,
         display=file,
         where_span=doc.span(("where",)) if where is not None else None,
+        defaults={".".join(p): n["default"] for p, n in rec.rulebase.inputs.leaves.items() if "default" in n},
     )
     _check_values(doc, spec, rec)
     return spec
@@ -274,9 +276,11 @@ def where_holds(spec: Spec, workload: Mapping[str, Any], case_id: str) -> bool:
     def resolve(name: str) -> X.Getter:
         def get(env: dict[str, Any]) -> Any:
             present, value = get_field(workload, name)
-            if not present:
-                raise X.ExprError(f"'{name}' has no value in case {case_id}")
-            return value
+            if present:
+                return value
+            if name in spec.defaults:  # a key the case leaves out has its default, as in the workload
+                return spec.defaults[name]
+            raise X.ExprError(f"'{name}' has no value in case {case_id}")
 
         return get
 
