@@ -350,7 +350,8 @@ def test_the_page_is_self_contained_and_keeps_its_plot_data(tmp_path):
     assert "http" not in outside
     assert "<script>alert(1)" not in html and "t &amp; &lt;b&gt;" in html
     specs = plot_specs(config, rows)
-    assert specs[0]["layer"][0]["mark"]["type"] == "point"
+    pareto = specs[0].get("spec", specs[0])
+    assert pareto["layer"][0]["mark"]["type"] == "point" and specs[0]["facet"]["title"] == "price.currency"
     assert {p["case"] for p in specs[0]["data"]["values"] if p["front"]} == {"c1", "c2", "c3", "c9"}
     assert html.count('type="application/json"') == len(specs)
 
@@ -472,3 +473,57 @@ def test_the_conclusions_only_path_gives_the_full_paths_conclusions(recommender)
         assert {k for k in fields if k in result.values} == set(fast["values"])
         compared += 1
     assert compared > 250
+
+
+def test_the_bundled_scripts_are_the_ones_their_readme_names():
+    import hashlib
+
+    js = ROOT / "engine" / "sweep" / "js"
+    table = (js / "README.md").read_text()
+    for name in ("vega.min.js", "vega-lite.min.js", "vega-embed.min.js"):
+        digest = hashlib.sha256((js / name).read_bytes()).hexdigest()
+        assert re.search(rf"`{re.escape(name)}` .*\| {digest} \|", table), name
+        licence = js / f"LICENSE.{name.removesuffix('.min.js')}"
+        assert "Redistribution and use in source and binary forms" in licence.read_text()
+
+
+def _chromium():
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.skipif(
+    not _chromium() and not __import__("os").environ.get("CI"),
+    reason="headless Chromium is not installed (CI installs it)",
+)
+def test_the_summary_page_draws_its_plots_offline_in_a_browser(tmp_path):
+    import subprocess
+
+    assert _chromium(), "CI must install Debian's chromium package"
+    spec = _small(tmp_path)
+    out = tmp_path / "out"
+    assert _sweep(spec, "-o", out, "--workers", "0")[0] == 0
+    page = out / "summary.html"
+    dom = subprocess.run(
+        [
+            _chromium(),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--virtual-time-budget=10000",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    text = dom.stdout
+    assert not re.search(r'id="plot-\d+"[^>]*>This plot could not be drawn', text), text[-3000:]
+    drawn = re.findall(r'<div class="plot[^"]*" id="plot-\d+"[^>]*>.*?<svg', text, flags=re.S)
+    assert len(drawn) == text.count('type="application/json"') >= 2, "every plot is drawn as SVG"

@@ -27,6 +27,13 @@ def test_wheel_carries_the_data_and_runs(tmp_path):
         "engine/_data/knowledge/workload.schema.json",
         "engine/_data/templates/recommend.txt.j2",
         "engine/load/schemas/rule.schema.json",
+        "engine/load/schemas/sweep.schema.json",
+        "engine/_data/templates/sweep.yaml",
+        "engine/_data/templates/sweep.html.j2",
+        "engine/sweep/js/vega.min.js",
+        "engine/sweep/js/vega-lite.min.js",
+        "engine/sweep/js/vega-embed.min.js",
+        "engine/sweep/js/LICENSE.vega",
     ):
         assert expected in names
     target = tmp_path / "site"

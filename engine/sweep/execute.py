@@ -124,11 +124,7 @@ def run_alone(config: Config, task: Task, timeout: float, fn: BatchFn = run_many
         return pool.submit(fn, config, [task]).result(timeout=timeout)[0]
     except cf.TimeoutError:
         _kill(pool)
-        return failed_row(
-            task,
-            "timeout",
-            f"the case ran longer than {timeout:g} s and was stopped (raise --timeout if it needs longer)",
-        )
+        return failed_row(task, "timeout", _timed_out(timeout))
     except BrokenProcessPool:
         why = _death(processes)
         pool.shutdown(wait=True)
@@ -152,56 +148,89 @@ def run_local(
     poll: float = 0.2,
     fn: BatchFn = run_many,
 ) -> Iterator[Row]:
-    """The cases on ``workers`` processes of this machine (see the module's docstring)."""
+    """The cases on ``workers`` processes of this machine (see the module's docstring).
+
+    When the pool is lost, the batches that had started (seen running, or lost a second time)
+    run again one case per process; those that had not are sent to a fresh pool.
+    """
     size = batch_size(total, workers)
     pending = batches(tasks, size)
+    retry: list[list[Task]] = []  # batches lost before they started, for the next pool
+    tries: dict[int, int] = {}  # id(batch) -> pools it was lost with
     pool = _pool(config, workers)
     inflight: dict[cf.Future[list[Row]], list[Any]] = {}  # future -> [batch, first seen running]
     try:
         while True:
             while len(inflight) < workers * IN_FLIGHT:
-                batch = next(pending, None)
+                batch = retry.pop(0) if retry else next(pending, None)
                 if batch is None:
                     break
                 inflight[pool.submit(fn, config, batch)] = [batch, None]
             if not inflight:
                 return
             done, _ = cf.wait(list(inflight), timeout=poll, return_when=cf.FIRST_COMPLETED)
-            suspects: list[list[Task]] = []
-            broken = False
+            now = time.monotonic()
+            lost: list[list[Any]] = []
             for future in done:
-                batch, _ = inflight.pop(future)
+                entry = inflight.pop(future)
                 try:
                     rows = future.result()
                 except BrokenProcessPool:
-                    broken = True
-                    suspects.append(batch)
+                    lost.append(entry)
                     continue
                 yield from rows
-            hung: list[Task] = []
-            now = time.monotonic()
+            hung: list[list[Any]] = []
             for future, entry in inflight.items():
                 if entry[1] is None and future.running():
                     entry[1] = now
                 if entry[1] is not None and now - entry[1] > timeout * len(entry[0]):
-                    hung.extend(entry[0])
-            if not broken and not hung:
+                    hung.append(entry)
+            if not lost and not hung:
                 continue
-            # the pool is lost (or must be stopped): every batch still in it is run again, alone
+            # the pool is lost, or must be stopped for a case that hangs
             if hung:
                 _kill(pool)
             else:
                 pool.shutdown(wait=True, cancel_futures=True)
-            suspects += [entry[0] for entry in inflight.values()]
+            lost += [e for e in inflight.values() if all(e is not h for h in hung)]
             inflight.clear()
-            for batch in suspects:
-                for task in batch:
-                    yield run_alone(config, task, timeout, fn)
+            yield from _recover(config, hung, lost, retry, tries, timeout, fn)
             pool = _pool(config, workers)
     finally:
         for future in inflight:
             future.cancel()
         pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _recover(
+    config: Config,
+    hung: list[list[Any]],
+    lost: list[list[Any]],
+    retry: list[list[Task]],
+    tries: dict[int, int],
+    timeout: float,
+    fn: BatchFn,
+) -> Iterator[Row]:
+    """The rows of the batches a lost pool held: a hung case times out, a started batch runs one
+    case per process, and a batch that had not started goes to the next pool (once).
+    """
+    for batch, _ in hung:
+        if len(batch) == 1:
+            yield failed_row(batch[0], "timeout", _timed_out(timeout))
+        else:
+            for task in batch:
+                yield run_alone(config, task, timeout, fn)
+    for batch, seen in lost:
+        tries[id(batch)] = tries.get(id(batch), 0) + 1
+        if seen is None and tries[id(batch)] < 2:
+            retry.append(batch)
+            continue
+        for task in batch:
+            yield run_alone(config, task, timeout, fn)
+
+
+def _timed_out(timeout: float) -> str:
+    return f"the case ran longer than {timeout:g} s and was stopped (raise --timeout if it needs longer)"
 
 
 # -- Dask ----------------------------------------------------------------------------------------

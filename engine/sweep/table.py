@@ -28,7 +28,7 @@ from ..load.yamlsrc import load
 
 HTML_ROWS = 2000  # rows the page's table shows at most (summary.csv has them all)
 _SCRIPTS = ("vega.min.js", "vega-lite.min.js", "vega-embed.min.js")
-PLOT_KINDS = ("pareto", "line")
+PLOT_KINDS = ("pareto", "line", "bar")
 
 
 @dataclass(frozen=True)
@@ -242,11 +242,6 @@ def pareto_csv(
 # -- the page ------------------------------------------------------------------------------------
 
 
-def _field(name: str) -> str:
-    """A Vega-Lite field name: dots in attribute names are escaped (a dot means a nested field)."""
-    return name.replace(".", "\\.")
-
-
 def plot_specs(config: TableConfig, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One Vega-Lite specification per declared plot that the rows can draw, data inlined."""
     ok = [r for r in _sorted(rows) if r.get("status") == "ok"]
@@ -265,6 +260,7 @@ def plot_specs(config: TableConfig, rows: Sequence[Mapping[str, Any]]) -> list[d
 def _pareto_plot(
     config: TableConfig, plot: Mapping[str, Any], ok: Sequence[Mapping[str, Any]], on_front: set[str]
 ) -> dict[str, Any] | None:
+    color, facet = plot.get("color"), plot.get("facet")
     data = []
     for r in ok:
         values = r["values"]
@@ -272,88 +268,114 @@ def _pareto_plot(
         thr = throughput_of(config, values)
         if cost is None or thr is None:
             continue
-        group = " / ".join(cell(values.get(g)) for g in config.group)
         data.append(
             {
                 "case": r["case"],
-                "group": group,
+                "label": ", ".join(f"{k}={cell(v)}" for k, v in (r.get("vary") or {}).items()),
+                "group": " / ".join(cell(values.get(g)) for g in config.group),
+                "color": cell(values.get(color)) if color else "",
+                "panel": cell(values.get(facet)) if facet else "",
                 "cost": cost,
                 "throughput": thr[1],
                 "front": str(r["case"]) in on_front,
-                "label": ", ".join(f"{k}={cell(v)}" for k, v in (r.get("vary") or {}).items()),
             }
         )
     if not data:
         return None
     tooltip = [
         {"field": k, "type": "quantitative" if k in ("cost", "throughput") else "nominal"}
-        for k in ("case", "label", "group", "cost", "throughput")
+        for k in ("case", "label", "cost", "throughput")
     ]
-    return {
-        "$schema": "https://vega.github.io/schema/vega-lite/v6.json",
-        "title": plot.get("title", "Cost against throughput"),
-        "width": 560,
-        "height": 320,
-        "data": {"values": data},
+    x = {"field": "cost", "type": "quantitative", "title": config.cost}
+    y = {"field": "throughput", "type": "quantitative", "title": "throughput"}
+    hue = {"field": "color", "type": "nominal", "title": color or ""}
+    spec: dict[str, Any] = {
+        "width": 420,
+        "height": 300,
         "layer": [
             {
-                "mark": {"type": "point", "filled": True, "opacity": 0.5},
-                "encoding": {
-                    "x": {"field": "cost", "type": "quantitative", "title": config.cost},
-                    "y": {"field": "throughput", "type": "quantitative", "title": "throughput"},
-                    "color": {"field": "group", "type": "nominal", "title": " / ".join(config.group)},
-                    "tooltip": tooltip,
-                },
+                "mark": {"type": "point", "filled": True, "opacity": 0.45},
+                "encoding": {"x": x, "y": y, "color": hue, "tooltip": tooltip},
             },
             {
                 "transform": [{"filter": "datum.front"}],
                 "mark": {"type": "line", "point": True},
                 "encoding": {
-                    "x": {"field": "cost", "type": "quantitative"},
-                    "y": {"field": "throughput", "type": "quantitative"},
-                    "color": {"field": "group", "type": "nominal"},
+                    "x": x,
+                    "y": y,
+                    "color": hue,
+                    "detail": {"field": "group", "type": "nominal"},
                     "order": {"field": "cost", "type": "quantitative"},
                     "tooltip": tooltip,
                 },
             },
         ],
     }
+    return _framed(plot.get("title", "Cost against throughput"), data, spec, "panel" if facet else None, facet)
+
+
+def _framed(
+    title: str, data: list[dict[str, Any]], spec: dict[str, Any], field: str | None, label: Any
+) -> dict[str, Any]:
+    """A specification with its data, in panels by ``field`` when there is one."""
+    out: dict[str, Any] = {"$schema": "https://vega.github.io/schema/vega-lite/v6.json", "title": title}
+    out["data"] = {"values": data}
+    if field:
+        out["facet"] = {"field": field, "type": "nominal", "title": label}
+        out["columns"] = 3
+        out["spec"] = spec
+        out["resolve"] = {"scale": {"x": "independent"}}
+    else:
+        out.update(spec)
+    return out
 
 
 def _line_plot(plot: Mapping[str, Any], ok: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """A line (or bar) plot of the largest y at each x, one line (or bar) per color, a panel per facet."""
     x, y = plot.get("x"), plot.get("y")
     color, facet = plot.get("color"), plot.get("facet")
-    roles = [n for n in (x, y, color, facet) if isinstance(n, str)]
     data = []
     for r in ok:
         values = r["values"]
-        if _number(values.get(x)) is None or _number(values.get(y)) is None:
+        if values.get(x) is None or _number(values.get(y)) is None:
             continue
-        point = {n: values.get(n) for n in roles}
-        point["case"] = r["case"]
-        data.append(point)
+        data.append(
+            {
+                "x": values.get(x),
+                "y": values.get(y),
+                "color": cell(values.get(color)) if color else "",
+                "panel": cell(values.get(facet)) if facet else "",
+            }
+        )
     if not data:
         return None
+    numeric = all(_number(p["x"]) is not None for p in data)
+    bar = plot["kind"] == "bar"
+    xtype = "quantitative" if numeric and not bar else "ordinal" if numeric else "nominal"
     encoding: dict[str, Any] = {
-        "x": {"field": _field(str(x)), "type": "quantitative", "title": x, "scale": {"zero": False}},
-        "y": {"field": _field(str(y)), "type": "quantitative", "title": y, "aggregate": "max"},
-        "tooltip": [{"field": _field(n), "type": "nominal", "title": n} for n in roles],
+        "x": {"field": "x", "type": xtype, "title": x},
+        "y": {"field": "y", "type": "quantitative", "title": y, "aggregate": "max"},
+        "color": {"field": "color", "type": "nominal", "title": color or ""},
+        "tooltip": [
+            {"field": "x", "type": xtype, "title": x},
+            {"field": "y", "type": "quantitative", "title": f"{y} (largest)", "aggregate": "max"},
+            {"field": "color", "type": "nominal", "title": color or ""},
+        ],
     }
-    if color:
-        encoding["color"] = {"field": _field(color), "type": "nominal", "title": color}
-    spec: dict[str, Any] = {"mark": {"type": "line", "point": True}, "encoding": encoding}
-    out: dict[str, Any] = {
-        "$schema": "https://vega.github.io/schema/vega-lite/v6.json",
-        "title": plot.get("title", f"{y} by {x}"),
-        "data": {"values": data},
+    if bar:
+        encoding["xOffset"] = {"field": "color", "type": "nominal"}
+    elif xtype == "quantitative":
+        encoding["x"]["scale"] = {"zero": False}
+    spec = {
+        "width": 240 if facet else 560,
+        "height": 180 if facet else 320,
+        "mark": {"type": "bar"} if bar else {"type": "line", "point": True},
+        "encoding": encoding,
     }
+    framed = _framed(plot.get("title", f"{y} by {x}"), data, spec, "panel" if facet else None, facet)
     if facet:
-        out["facet"] = {"field": _field(facet), "type": "nominal", "title": facet}
-        out["columns"] = 3
-        out["spec"] = dict(spec, width=240, height=160)
-    else:
-        out.update(spec, width=560, height=320)
-    return out
+        framed["resolve"] = {"scale": {"y": "shared"}}
+    return framed
 
 
 def _script(name: str) -> str:
