@@ -82,6 +82,19 @@ def test_a_bad_spec_is_an_input_error_at_its_line_before_anything_runs(tmp_path,
     assert not (tmp_path / "out").exists()
 
 
+def test_a_spec_with_too_many_combinations_is_refused_before_any_is_made(tmp_path, monkeypatch):
+    values = ", ".join(str(i) for i in range(1, 1001))
+    spec = _spec(
+        tmp_path,
+        f"base: {{name: w}}\nvary:\n  batch_size: [{values}]\n  sequence_length: [{values}]\n  epochs: [{values}]\n",
+    )
+    code, _, err = _sweep(spec, "-o", tmp_path / "out")
+    assert code == 2 and "1,000,000,000 combinations" in err and "GPUSIZER_MAX_CASES" in err
+    monkeypatch.setenv("GPUSIZER_MAX_CASES", "lots")
+    code, _, err = _sweep(spec, "-o", tmp_path / "out")
+    assert code == 2 and "not a whole number" in err
+
+
 def test_a_missing_base_file_names_where_it_looked(tmp_path):
     spec = _spec(tmp_path, "base: nowhere.yaml\nvary:\n  precision: [bf16]\n")
     code, _, err = _sweep(spec, "-o", tmp_path / "out")

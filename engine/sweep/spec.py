@@ -28,6 +28,7 @@ import copy
 import hashlib
 import itertools
 import json
+import math
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -44,6 +45,8 @@ from ..load.yamlsrc import Doc, load
 
 # the identity of a case changes with this number when what a row holds changes meaning
 ROW_FORMAT = 1
+MAX_CASES_VAR = "GPUSIZER_MAX_CASES"
+MAX_CASES = 1_000_000  # combinations one specification may make (each is kept as a row)
 
 
 @dataclass(frozen=True)
@@ -166,6 +169,17 @@ def load_spec(path: str | os.PathLike[str], rec: Any) -> Spec:
             if bad:
                 problems.append(bad)
         explicit.append(dict(case))
+    count = math.prod(len(v) for v in values.values()) if values else 0
+    limit = _max_cases()
+    if count + len(explicit) > limit:
+        problems.append(
+            doc.error(
+                ("vary",),
+                f"vary: {count:,} combinations, more than the {limit:,} a sweep may have",
+                f"vary fewer keys or values, or split the sweep; {MAX_CASES_VAR} raises the limit",
+                key=True,
+            )
+        )
     where = data.get("where")
     if where is not None:
         problems += _check_where(doc, where, paths)
@@ -197,6 +211,16 @@ def load_spec(path: str | os.PathLike[str], rec: Any) -> Spec:
     )
     _check_values(doc, spec, rec)
     return spec
+
+
+def _max_cases() -> int:
+    raw = os.environ.get(MAX_CASES_VAR, "").strip()
+    try:
+        return int(raw) if raw else MAX_CASES
+    except ValueError:
+        raise InputError(
+            f"{MAX_CASES_VAR}={raw!r} is not a whole number", help=f"unset it, or give a number such as {MAX_CASES}"
+        ) from None
 
 
 def _base(doc: Doc, spec_dir: Path, rec: Any) -> dict[str, Any]:
