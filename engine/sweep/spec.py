@@ -2,14 +2,16 @@
 
 .. code-block:: yaml
 
-    name: open-models
-    base: ../serving-qwen2.5-7b-32-users.yaml     # a workload file (relative to this file) or a mapping
-    vary:                                          # dotted workload keys, each with a list of values
-      model.name: [llama-3-8b, qwen2.5-7b]
-      precision: [bf16, fp8]
-    cases:                                         # explicit cases after the combinations
-      - {model.name: llama-3-70b, precision: fp8}
-    where: "not (precision == 'fp8' and market == 'cn')"   # keeps a case only where it holds
+    name: my-sweep
+    base: ../a-workload.yaml       # a workload file (relative to this file) or a mapping
+    vary:                          # dotted workload keys, each with a list of values
+      some.key: [a, b]
+      other: [1, 2, 3]
+    cases:                         # explicit cases after the combinations
+      - {some.key: c, other: 4}
+    where: "not (some.key == 'b' and other > 2)"   # keeps a case only where it holds
+
+(``examples/sweeps/`` has a real one.)
 
 Everything is checked before any case runs, and every problem is an input error at its line in
 the specification: the document against ``sweep.schema.json``, each key against the workload
@@ -224,7 +226,9 @@ def _max_cases() -> int:
 
 
 def _base(doc: Doc, spec_dir: Path, rec: Any) -> dict[str, Any]:
-    """The base workload; a file's relative import paths (a config.json) re-aimed from the spec's folder."""
+    """The base workload; a file's relative import paths (the schema's ``x-import`` path keys)
+    re-aimed from the specification's folder, where a case's workload is read from.
+    """
     raw = doc.data["base"]
     if isinstance(raw, dict):
         return dict(raw)
@@ -267,17 +271,19 @@ def _unknown_key(doc: Doc, path: tuple[str | int, ...], key: str, paths: set[str
     return doc.error(
         path,
         f"'{key}' is not a workload key",
-        f"{hint(key, paths)}vary dotted keys of the workload (precision, model.name, serving.concurrent_requests); "
-        "'gpusizer schema workload' lists them",
+        f"{hint(key, paths)}vary dotted keys of the workload; 'gpusizer schema workload' lists them",
         key=key_position,
     )
+
+
+_WHERE_HELP = "write a condition such as: where: \"key != 'value' and other > 2\""
 
 
 def _check_where(doc: Doc, where: str, paths: set[str]) -> list[InputError]:
     try:
         expr = X.parse(where)
     except X.ExprError as exc:
-        return [doc.error(("where",), f"where: {exc.message}", exc.help or "e.g. where: \"precision != 'fp32'\"")]
+        return [doc.error(("where",), f"where: {exc.message}", exc.help or _WHERE_HELP)]
     out = []
     for name in sorted(expr.names):
         if name not in paths:
@@ -285,7 +291,7 @@ def _check_where(doc: Doc, where: str, paths: set[str]) -> list[InputError]:
                 doc.error(
                     ("where",),
                     f"where: '{name}' is not a workload key",
-                    f"{hint(name, paths)}'where' reads the case's workload keys (precision, model.name, ...)",
+                    f"{hint(name, paths)}'where' reads the case's dotted workload keys",
                 )
             )
     return out
