@@ -37,6 +37,7 @@ BatchFn = Callable[[Config, list[Task]], list[dict[str, Any]]]
 Row = dict[str, Any]
 BATCH_MAX = 16  # cases in one batch at most
 IN_FLIGHT = 3  # batches per worker submitted at once
+STARTUP_S = 120.0  # a new pool's time to spawn and load the rulebase, before any case can time out
 
 
 def cpu_count() -> int:
@@ -158,6 +159,7 @@ def run_local(
     retry: list[list[Task]] = []  # batches lost before they started, for the next pool
     tries: dict[int, int] = {}  # id(batch) -> pools it was lost with
     pool = _pool(config, workers)
+    ready: float | None = None  # when the pool gave its first answer (its workers are loaded)
     inflight: dict[cf.Future[list[Row]], list[Any]] = {}  # future -> [batch, first seen running]
     try:
         while True:
@@ -178,12 +180,18 @@ def run_local(
                 except BrokenProcessPool:
                     lost.append(entry)
                     continue
+                ready = ready or now
                 yield from rows
             hung: list[list[Any]] = []
             for future, entry in inflight.items():
                 if entry[1] is None and future.running():
                     entry[1] = now
-                if entry[1] is not None and now - entry[1] > timeout * len(entry[0]):
+                if entry[1] is None:
+                    continue
+                # a batch is taken as running when it is queued for a worker, which may still be
+                # loading the rulebase: its clock starts once the pool has answered (or after STARTUP_S)
+                start = max(entry[1], ready) if ready is not None else entry[1] + STARTUP_S
+                if now - start > timeout * len(entry[0]):
                     hung.append(entry)
             if not lost and not hung:
                 continue
@@ -196,6 +204,7 @@ def run_local(
             inflight.clear()
             yield from _recover(config, hung, lost, retry, tries, timeout, fn)
             pool = _pool(config, workers)
+            ready = None
     finally:
         for future in inflight:
             future.cancel()
