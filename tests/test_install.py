@@ -76,11 +76,11 @@ def test_the_installed_durable_rules_is_the_one_for_this_python():
 
     expected = MAKER.VERSION if sys.version_info >= (3, 13) else "2.0.28"
     assert importlib.metadata.version("durable-rules") == expected, (
-        "durable-rules was not installed as the README says; reinstall with pip install -e '.[test]'"
+        "durable-rules was not installed as the README says; reinstall with pip install -e '.[test,serve,dask]'"
     )
 
 
 def test_ci_runs_the_readme_test_command():
-    command = "python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && .venv/bin/python -m pytest"
+    command = "python3 -m venv .venv && .venv/bin/pip install -e '.[test,serve,dask]' && .venv/bin/python -m pytest"
     assert command in (ROOT / "README.md").read_text(encoding="utf-8")
     assert command in (ROOT / ".ci" / "run").read_text(encoding="utf-8")

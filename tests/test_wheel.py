@@ -30,6 +30,13 @@ def test_wheel_carries_the_data_and_runs(tmp_path):
         "engine/_data/templates/serve.html.j2",
         "engine/serve/static/htmx.min.js",  # the page works offline: its script ships in the package
         "engine/serve/static/htmx-LICENSE.txt",
+        "engine/load/schemas/sweep.schema.json",
+        "engine/_data/templates/sweep.yaml",
+        "engine/_data/templates/sweep.html.j2",
+        "engine/sweep/js/vega.min.js",
+        "engine/sweep/js/vega-lite.min.js",
+        "engine/sweep/js/vega-embed.min.js",
+        "engine/sweep/js/LICENSE.vega",
     ):
         assert expected in names
     target = tmp_path / "site"

@@ -39,6 +39,7 @@ COMMANDS = {
     "schema": "schema",
     "docs": "docs",
     "serve": "serve",
+    "sweep": "sweep",
 }
 
 

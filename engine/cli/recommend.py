@@ -35,6 +35,9 @@ def add_parser(sub: Any, name: str) -> None:
         metavar="FILE",
         help="sign the records with this key (default: $GPUSIZER_RECORD_KEY_FILE; make one with 'audit keygen')",
     )
+    r.add_argument(
+        "--summary", metavar="CSV", help="also write one table of every workload's headline conclusions (as sweep does)"
+    )
     rulebase_args(r)
 
 
@@ -81,6 +84,14 @@ def run(args: argparse.Namespace) -> int:
                 continue
             if args.record:
                 status = max(status, _record(result, Path(args.record), key))
+        if args.summary:  # a summary that cannot be written costs no report
+            from ..sweep.files import files_summary
+
+            try:
+                write_atomic(Path(args.summary), files_summary(rec, args.files))
+            except GpusizerError as exc:
+                print(exc.render(), file=sys.stderr)
+                status = max(status, ExitCode(exc.exit_code))
     return int(max(status, _deliver(args, outputs)))
 
 

@@ -20,6 +20,7 @@ KINDS = [
     "overlay",
     "workload",
     "record",
+    "sweep",
 ]
 
 

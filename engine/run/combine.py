@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import Sequence
@@ -52,14 +53,29 @@ def canonical(value: object) -> str:
     return _CANONICAL.encode(value)
 
 
-def rank_key(attr: Attribute, value: dict[str, Any]) -> tuple[Any, ...]:
-    """argmin/argmax: ``first_by`` ascending (false first), then each key field (descending for argmax)."""
+def rank_key(attr: Attribute, value: dict[str, Any], *, text: bool = True) -> tuple[Any, ...]:
+    """argmin/argmax: ``first_by`` ascending (false first), then each key field (descending for
+    argmax), then the value's canonical text (``text=False`` leaves that last part out).
+    """
     sign = 1 if attr.combine == "argmin" else -1
     parts: list[Any] = []
     if attr.first_by:
         parts.append(float(value.get(attr.first_by, 0)))
     parts += [sign * float(value[k]) for k in attr.key]
-    return (*parts, canonical(value))
+    return (*parts, canonical(value)) if text else tuple(parts)
+
+
+def _ranked(attr: Attribute, values: Sequence[Any], pool: list[int]) -> list[int]:
+    """``sorted(pool, key=rank_key)``, making a value's canonical text (the last tie-break) only
+    when two candidates tie on every field before it.
+    """
+    if len(pool) < 2:
+        return pool
+    parts = {i: rank_key(attr, values[i], text=False) for i in pool}
+    order = sorted(pool, key=parts.__getitem__)
+    if any(parts[a] == parts[b] for a, b in itertools.pairwise(order)):
+        order = sorted(pool, key=lambda i: rank_key(attr, values[i]))
+    return order
 
 
 def combine(attr: Attribute, contribs: Sequence[Contribution]) -> Combined:
@@ -67,8 +83,7 @@ def combine(attr: Attribute, contribs: Sequence[Contribution]) -> Combined:
     policy = attr.combine
     values = [c.value for c in contribs]
     if policy == "single":
-        distinct = {canonical(v) for v in values}
-        if len(distinct) > 1:
+        if len(values) > 1 and len({canonical(v) for v in values}) > 1:
             parts = "; ".join(f"{c.rule} gives {canonical(c.value)}" for c in contribs)
             raise ConflictError(f"rules disagree on '{attr.name}' ({parts}) and its combine policy is 'single'")
         return Combined(values[0], tuple(range(len(contribs))))
@@ -92,7 +107,7 @@ def combine(attr: Attribute, contribs: Sequence[Contribution]) -> Combined:
         winners = [i for i, c in enumerate(contribs) if c.priority == top]
         winner = min(winners, key=lambda i: contribs[i].rule)
         note = f"highest priority ({top}) wins"
-        if len({canonical(values[i]) for i in winners}) > 1:
+        if len(winners) > 1 and len({canonical(values[i]) for i in winners}) > 1:
             note += f"; a tie at that priority was broken by rule id ({contribs[winner].rule})"
         return Combined(values[winner], (winner,), note)
     if policy in ("argmin", "argmax"):
@@ -108,7 +123,7 @@ def combine(attr: Attribute, contribs: Sequence[Contribution]) -> Combined:
             pool = [i for i in pool if float(values[i][field]) <= factor * low]
             by = f"{attr.first_by} and " if attr.first_by else ""
             within = f" (the {len(pool)} with the lowest {by}{field} at most {factor:g} x the lowest)"
-        order = sorted(pool, key=lambda i: rank_key(attr, values[i]))
+        order = _ranked(attr, values, pool)
         key = ", then ".join(attr.key)
         note = f"{'lowest' if policy == 'argmin' else 'highest'} {key} of {len(values)} candidate(s){within}"
         if attr.first_by:

@@ -8,6 +8,7 @@ back to the backend as facts for the next stratum.
 
 from __future__ import annotations
 
+import itertools
 import math
 import threading
 from collections.abc import Mapping
@@ -181,8 +182,10 @@ class _Run:
         self.pending: dict[str, list[Contribution]] = {}
         self.conclusions: dict[str, Conclusion] = {}
         self.errors: list[GpusizerError] = []
-        self.seen: set[tuple[str, str, str]] = set()
-        self.items_keys: list[str] = []  # canonical(firing.items) of each firing, by index
+        # (rule, items) -> the canonical outputs of its firings from those items, computed only
+        # when a second firing of the rule binds the same items (two alternatives of an 'any')
+        self.seen: dict[tuple[str, tuple[tuple[str, tuple[str, str]], ...]], list[Any]] = {}
+        self._items_keys: dict[int, str] = {}  # canonical(firing.items) by firing index, once asked for
 
     def set(self, name: str, value: Any) -> None:
         if value is S.ABSENT:
@@ -210,14 +213,22 @@ class _Run:
             return
         item_ids = {a: (i.catalog, i.id) for a, i in items.items()}
         # two alternatives of one rule ('any') can both hold: the same conclusion from the same
-        # items is one firing, not two (a 'sum' attribute would otherwise count it twice)
-        items_key = canonical(item_ids)
-        key = (rule.id, items_key, canonical(outputs))
-        if key in self.seen:
-            return
-        self.seen.add(key)
+        # items is one firing, not two (a 'sum' attribute would otherwise count it twice). Equal
+        # items are equal mappings of plain strings, so only firings of one rule from the same
+        # items need their outputs compared, as canonical text (which tells 1 from 1.0 and true).
+        key = (rule.id, tuple(sorted(item_ids.items())))
+        earlier = self.seen.get(key)
+        if earlier is None:
+            self.seen[key] = [outputs]
+        else:
+            mine = canonical(outputs)
+            for i, other in enumerate(earlier):
+                if not isinstance(other, str):
+                    other = earlier[i] = canonical(other)
+                if other == mine:
+                    return
+            earlier.append(mine)
         idx = len(self.firings)
-        self.items_keys.append(items_key)
         self.firings.append(Firing(idx, rule.id, rule.stratum, attrs, item_ids, dict(env["lets"]), outputs))
         for attr, value in outputs.items():
             self.pending.setdefault(attr, []).append(Contribution(rule.id, idx, value, rule.rule.priority))
@@ -228,9 +239,14 @@ class _Run:
         if not contribs:
             self.set(name, S.ABSENT)
             return
-        contribs.sort(key=lambda c: (c.rule, self.items_keys[c.firing], canonical(c.value)))
+        if len(contribs) > 1:
+            contribs = self._ordered(contribs)
         try:
-            contribs = [replace(c, value=self._coerce(attr, c)) for c in contribs]
+            coerced = []
+            for c in contribs:
+                v = self._coerce(attr, c)
+                coerced.append(c if v is c.value else replace(c, value=v))
+            contribs = coerced
             combined = combine(attr, contribs)
         except ConflictError as exc:
             rule = self.rb.rules[contribs[0].rule]
@@ -253,6 +269,25 @@ class _Run:
             value = int(value)
         self.set(name, value)
         self.conclusions[name] = Conclusion(name, value, tuple(contribs), combined)
+
+    def _items_key(self, firing: int) -> str:
+        key = self._items_keys.get(firing)
+        if key is None:
+            key = self._items_keys[firing] = canonical(self.firings[firing].items)
+        return key
+
+    def _ordered(self, contribs: list[Contribution]) -> list[Contribution]:
+        """Contributions by rule, then items, then value (as canonical text): the value's text is
+        made only where two contributions share a rule and items (which needs an 'any').
+        """
+        contribs.sort(key=lambda c: (c.rule, self._items_key(c.firing)))
+        tied = any(
+            a.rule == b.rule and self._items_key(a.firing) == self._items_key(b.firing)
+            for a, b in itertools.pairwise(contribs)
+        )
+        if tied:
+            contribs.sort(key=lambda c: (c.rule, self._items_key(c.firing), canonical(c.value)))
+        return contribs
 
     def check(self) -> None:
         """Raise the first error a firing or a combination met."""
