@@ -264,3 +264,16 @@ def test_gpus_the_user_owns_are_used_as_given_or_said_to_be_short(recommender: A
     else:
         assert r.get("gpu.model") is None
         assert r.get("gpu.owned_note") or [x for x in r.get("warnings") if card in x or g["name"] in x]
+
+
+@pytest.mark.parametrize("model", ["gpt-oss-20b", "gpt-oss-120b", "gemma-3-27b"])
+def test_only_the_sliding_layers_keep_a_window_of_the_cache(recommender: Any, model: str) -> None:
+    """gpt-oss alternates sliding (128 tokens) and full layers; Gemma 3 slides in 52 of 62. The full layers keep
+    every token of the 32 requests: the cache is not the window's alone (it was about 12 x low for gpt-oss)."""
+    m = MODELS[model]
+    r = recommender.recommend(serving({"name": model}, "bf16"))
+    per_token = r.get("serving.kv_bytes_per_token")
+    share = m["sliding_window_layers"] / m["layers"]
+    tokens = 32 * (share * min(2500, m["sliding_window"]) + (1 - share) * 2500)
+    assert r.get("memory.kv_cache_gb") == pytest.approx(tokens * per_token / 1e9)
+    assert r.get("memory.kv_cache_gb") > 32 * 2500 * per_token / 1e9 / 3
