@@ -277,3 +277,49 @@ def test_only_the_sliding_layers_keep_a_window_of_the_cache(recommender: Any, mo
     tokens = 32 * (share * min(2500, m["sliding_window"]) + (1 - share) * 2500)
     assert r.get("memory.kv_cache_gb") == pytest.approx(tokens * per_token / 1e9)
     assert r.get("memory.kv_cache_gb") > 32 * 2500 * per_token / 1e9 / 3
+
+
+OWNED_TOO_SMALL = [
+    ("llama-3-70b", "l40s-48gb", 2, True),
+    ("llama-3-70b", "l40s-48gb", 2, False),
+    ("qwen3-235b-a22b", "h100-sxm-80gb", 4, True),
+    ("mixtral-8x22b", "rtx-a6000-48gb", 4, False),
+    ("llama-3.1-8b", "rtx-3060-12gb", 1, False),
+    ("deepseek-r1", "h20-96gb", 8, True),
+]
+
+
+@pytest.mark.parametrize(("model", "card", "count", "served"), OWNED_TOO_SMALL)
+def test_owned_gpus_too_small_are_told_what_would_fit_them(
+    recommender: Any, model: str, card: str, count: int, served: bool
+) -> None:
+    """Not the whole catalog's 'no GPU holds it', but the precisions at which the GPUs owned hold it; each
+    precision named is then checked by sizing the workload at it."""
+    w: dict[str, Any] = {"name": "small", "task": "inference", "model": {"name": model}, "precision": "bf16"}
+    w["gpu"] = {"model": card, "count": count}
+    if served:
+        w["serving"] = {"engine": "vllm", "concurrent_requests": 8, "prompt_tokens": 2000, "output_tokens": 500}
+    r = recommender.recommend(w)
+    assert r.get("gpu.model") is None
+    warnings = r.get("warnings")
+    assert not [x for x in warnings if x.startswith("No allowed")]
+    named = [x.split(" ")[0] for x in r.get("precision.owned_fits") or []]
+    if named:
+        assert [x for x in warnings if "you own would hold this workload with its weights quantized" in x]
+    for precision in named:
+        again = recommender.recommend(dict(w, precision=precision))
+        assert (again.get("gpu.model"), again.get("gpu.count")) == (card, count), precision
+    if served:
+        assert [x for x in warnings if x.startswith(f"The {count} x ") and "cannot serve this model" in x]
+
+
+def test_owned_gpus_that_hold_the_weights_are_told_the_batch_they_hold(recommender: Any) -> None:
+    w: dict[str, Any] = {"name": "batch", "task": "inference", "model": {"name": "llama-3.1-8b"}, "precision": "bf16"}
+    w.update(batch_size=64, sequence_length=4096, gpu={"model": "l40s-48gb", "count": 1})
+    r = recommender.recommend(w)
+    most = r.get("memory.owned_max_batch")
+    assert 1 <= most < 64
+    assert [x for x in r.get("warnings") if f"hold a batch of {most} (of the 64 asked for)" in x]
+    assert recommender.recommend(dict(w, batch_size=most)).get("gpu.model") == "l40s-48gb"
+    # a floor (the allocator margin on the cache is counted as if it did not grow), not far below the most
+    assert recommender.recommend(dict(w, batch_size=round(most * 1.25))).get("gpu.model") is None
