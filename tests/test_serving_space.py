@@ -323,3 +323,43 @@ def test_owned_gpus_that_hold_the_weights_are_told_the_batch_they_hold(recommend
     assert recommender.recommend(dict(w, batch_size=most)).get("gpu.model") == "l40s-48gb"
     # a floor (the allocator margin on the cache is counted as if it did not grow), not far below the most
     assert recommender.recommend(dict(w, batch_size=round(most * 1.25))).get("gpu.model") is None
+
+
+# DeepSeek-V2-Lite's published config.json, its keys as huggingface.co/deepseek-ai/DeepSeek-V2-Lite gives them
+# (the same numbers benchmarks/serving/kv_points.yaml logs for vLLM: 27 layers, latent 512 + 64, vocabulary 102,400)
+V2_LITE = {
+    "model_type": "deepseek_v2",
+    "hidden_size": 2048,
+    "intermediate_size": 10944,
+    "moe_intermediate_size": 1408,
+    "num_hidden_layers": 27,
+    "num_attention_heads": 16,
+    "num_key_value_heads": 16,
+    "n_routed_experts": 64,
+    "n_shared_experts": 2,
+    "num_experts_per_tok": 6,
+    "first_k_dense_replace": 1,
+    "kv_lora_rank": 512,
+    "q_lora_rank": None,
+    "qk_nope_head_dim": 128,
+    "qk_rope_head_dim": 64,
+    "v_head_dim": 128,
+    "vocab_size": 102400,
+    "max_position_embeddings": 163840,
+    "tie_word_embeddings": False,
+}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_deepseek_v2_lite_from_its_config_json_is_served(recommender: Any, tmp_path: Path, engine: str) -> None:
+    """15.7B parameters, 2.4B activated (DeepSeek-V2 paper, V2-Lite; the 0.21B embedding table, which a token
+    only looks up, not counted): a plan, not a false warning."""
+    import json
+
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(V2_LITE))
+    r = recommender.recommend(serving({"config": str(config)}, "bf16", engine))
+    assert r.get("model.params") / 1e9 == pytest.approx(15.7, rel=0.02)
+    active = r.get("perf.active_params") - r.get("model.embedding_params")
+    assert active / 1e9 == pytest.approx(2.4, rel=0.03)
+    check_served(r, engine)
