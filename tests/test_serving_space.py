@@ -363,3 +363,10 @@ def test_deepseek_v2_lite_from_its_config_json_is_served(recommender: Any, tmp_p
     active = r.get("perf.active_params") - r.get("model.embedding_params")
     assert active / 1e9 == pytest.approx(2.4, rel=0.03)
     check_served(r, engine)
+
+
+def test_one_owned_sxm_module_serves_as_one_not_a_board_of_four(recommender: Any) -> None:
+    w = serving({"name": "llama-3-8b"}, "bf16", gpu={"model": "h100-sxm-80gb", "count": 1}, scenario="sme")
+    r = recommender.recommend(w)
+    assert (r.get("gpu.model"), r.get("gpu.count")) == ("h100-sxm-80gb", 1)
+    assert r.get("gpu.selection")["gpu_cost"] == 0
