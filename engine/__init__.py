@@ -9,10 +9,10 @@ The layers, each importing only those below it (tests/test_layers.py checks):
 """
 
 from .api import Recommender, recommend
-from .errors import GpusizerError, InputError, RuleError
+from .errors import GpusizerError, InputError, RuleBug, RuleError
 from .explain.result import Result
 
 # the one place the version is written: pyproject.toml reads it from here (hatch dynamic version)
 __version__ = "0.1.0"
 
-__all__ = ["GpusizerError", "InputError", "Recommender", "Result", "RuleError", "__version__", "recommend"]
+__all__ = ["GpusizerError", "InputError", "Recommender", "Result", "RuleBug", "RuleError", "__version__", "recommend"]

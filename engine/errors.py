@@ -16,6 +16,7 @@ __all__ = [
     "InputError",
     "OutputError",
     "Problems",
+    "RuleBug",
     "RuleError",
     "closest",
     "hint",
@@ -169,7 +170,13 @@ class InputError(GpusizerError):
 
 
 class RuleError(GpusizerError):
-    """A rule failed while it ran; names the rule and its file (exit code 2)."""
+    """A rule or a catalog value of the user's own overlay failed while it ran (exit code 2); names the rule."""
+
+
+class RuleBug(RuleError):
+    """A shipped rule failed on shipped knowledge while it ran: a bug in gpusizer (exit code 70)."""
+
+    exit_code = ExitCode.INTERNAL
 
 
 class OutputError(GpusizerError):

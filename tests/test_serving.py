@@ -155,7 +155,12 @@ def test_a_model_no_card_holds_is_reported(rec: Any) -> None:
     r = rec.recommend(w)
     assert r["serving.fits"] is False
     assert "gpu.model" not in r.conclusions
-    assert any(w.startswith("No allowed card serves this model") for w in r["warnings"])
+    # the card is owned (model and count): the warning speaks of it, not of the whole catalog
+    owned = [x for x in r["warnings"] if x.startswith("The 1 x NVIDIA GeForce RTX 4090")]
+    assert owned and "cannot serve this model" in owned[0]
+    assert not any(x.startswith("No allowed") for x in r["warnings"])
+    to_buy = dict(w, gpu={"model": "rtx-4090-24gb"})
+    assert any(x.startswith("No allowed card serves this model") for x in rec.recommend(to_buy)["warnings"])
 
 
 def test_an_fp8_cache_doubles_the_tokens(rec: Any) -> None:

@@ -67,7 +67,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import EngineUnavailable, RuleError
+from ..errors import EngineUnavailable, RuleBug
 from ..load.ir import ORDERING, AttrCond, Attribute, FieldCond, ItemCond, Not, Ref, Simple, Test
 from ..plan import semantics as S
 from ..plan.resolve import PlannedRule, Variant
@@ -720,7 +720,7 @@ class DurableCompiled:
                 definition["$close"] = {"all": [{"x": {"t": "x"}}], "run": lambda c: None}
                 self.host.register_rulesets({shard.name: definition})
         except Exception as exc:  # durable reports bare numeric codes
-            raise RuleError(
+            raise RuleBug(
                 f"durable-rules rejected the compiled rules: {exc}",
                 help="this is a bug in gpusizer's durable-rules backend; run with "
                 "GPUSIZER_BACKEND=python meanwhile, and report it with the rulebase",
@@ -899,7 +899,7 @@ class DurableSession:
         state = self.c.host.get_state(shard.name, self.sid)
         swallowed = state.get("exception") if state else None
         if swallowed:
-            raise RuleError(
+            raise RuleBug(
                 f"a rule action failed inside durable-rules: {str(swallowed).splitlines()[0][:300]}",
                 help="this is a bug in gpusizer's engine; please report it with the workload",
             )

@@ -339,6 +339,7 @@ class Item:
     sources: tuple[Source, ...]
     span: Span
     note: str | None = None
+    overlay: str | None = None  # the knowledge directory laid over the first that added or changed it
 
     def get(self, name: str) -> Value:
         """A field's value (id and name included), or None."""

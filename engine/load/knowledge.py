@@ -137,7 +137,9 @@ def _declared(
     return declared
 
 
-def load_catalog(doc: Doc, errors: list[InputError], earlier: Catalog | None = None) -> Catalog | None:
+def load_catalog(
+    doc: Doc, errors: list[InputError], earlier: Catalog | None = None, overlay: str | None = None
+) -> Catalog | None:
     """One catalog file; ``earlier`` is the same catalog from a knowledge directory given before,
     which this one amends (new fields, new items, changed values).
 
@@ -222,6 +224,7 @@ def load_catalog(doc: Doc, errors: list[InputError], earlier: Catalog | None = N
                 sources=sources + old.sources,
                 span=doc.span(path),
                 note=raw.get("note") or old.note,
+                overlay=overlay,
             )
             continue
         items[raw["id"]] = Item(
@@ -232,6 +235,7 @@ def load_catalog(doc: Doc, errors: list[InputError], earlier: Catalog | None = N
             sources=sources,
             span=doc.span(path),
             note=raw.get("note"),
+            overlay=overlay,
         )
     if earlier is not None:
         return Catalog(

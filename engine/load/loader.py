@@ -180,7 +180,7 @@ def _knowledge(
 ) -> dict[str, Catalog]:
     catalogs: dict[str, Catalog] = {}
     home: dict[str, Path] = {}
-    for root in kdirs:
+    for n, root in enumerate(kdirs):
         for path in reader.files(root):
             if path.suffix != ".yaml":
                 continue
@@ -227,7 +227,7 @@ def _knowledge(
                     )
                 )
                 continue
-            cat = load_catalog(doc, reader.errors, earlier)
+            cat = load_catalog(doc, reader.errors, earlier, overlay=root.name if n > 0 else None)
             if cat is None:
                 continue
             if earlier is not None:

@@ -125,6 +125,36 @@ def _deepest(error: Any) -> Any:
     return error
 
 
+def _unknown_keys(
+    doc: Doc, path: tuple[Any, ...], inst: dict[str, Any], schema: dict[str, Any], what: str
+) -> list[InputError]:
+    """One error for each key of a mapping that its schema does not know, each at its own line."""
+    allowed = sorted(schema.get("properties", {}))
+    extra = [k for k in inst if k not in schema.get("properties", {})] or ["?"]
+    where = _path_text(path)
+    out = []
+    for key in extra:
+        guess = closest(key, allowed)
+        hint = f"did you mean '{guess}'? " if guess else ""
+        out.append(
+            doc.error(
+                (*path, key),
+                f"unknown key '{key}' in {what}" + (f" at {where}" if path else ""),
+                f"{hint}valid keys here: {', '.join(allowed)}",
+                key=True,
+            )
+        )
+    return out
+
+
+def _translate_all(doc: Doc, error: Any, what: str, root: dict[str, Any] | None = None) -> list[InputError]:
+    """A schema violation as errors: one per unknown key of a mapping, else one."""
+    deep = _deepest(error)
+    if deep.validator == "additionalProperties" and isinstance(deep.instance, dict) and isinstance(deep.schema, dict):
+        return _unknown_keys(doc, tuple(deep.absolute_path), deep.instance, deep.schema, what)
+    return [_translate(doc, error, what, root)]
+
+
 def _translate(doc: Doc, error: Any, what: str, root: dict[str, Any] | None = None) -> InputError:
     if error.validator == "anyOf" and all(
         isinstance(s, dict) and set(s) == {"required"} for s in error.validator_value
@@ -144,17 +174,7 @@ def _translate(doc: Doc, error: Any, what: str, root: dict[str, Any] | None = No
     inst = error.instance
     schema = error.schema if isinstance(error.schema, dict) else {}
     if v == "additionalProperties" and isinstance(inst, dict):
-        allowed = sorted(schema.get("properties", {}))
-        extra = sorted(k for k in inst if k not in schema.get("properties", {}))
-        key = extra[0] if extra else "?"
-        guess = closest(key, allowed)
-        hint = f"did you mean '{guess}'? " if guess else ""
-        return doc.error(
-            (*path, key),
-            f"unknown key '{key}' in {what}" + (f" at {where}" if path else ""),
-            f"{hint}valid keys here: {', '.join(allowed)}",
-            key=True,
-        )
+        return _unknown_keys(doc, path, inst, schema, what)[0]
     if v == "propertyNames":
         return doc.error(
             path,
@@ -280,10 +300,10 @@ def check(doc: Doc, schema: dict[str, Any], what: str, limit: int = 10) -> list[
     out = []
     seen = set()
     for e in errors:
-        err = _translate(doc, e, what, schema)
-        k = (err.line, err.col, err.message)
-        if k not in seen:
-            seen.add(k)
-            out.append(err)
+        for err in _translate_all(doc, e, what, schema):
+            k = (err.line, err.col, err.message)
+            if k not in seen:
+                seen.add(k)
+                out.append(err)
     out.sort(key=lambda e: (e.line or 0, e.col or 0, e.message))
     return out[:limit]

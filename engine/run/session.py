@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..backends import Backend, Compiled, Match, get_backend
-from ..errors import GpusizerError, RuleError
+from ..errors import GpusizerError, RuleBug, RuleError
 from ..load import expr as X
 from ..load.ir import Attribute, InputValue, Item
 from ..load.workload import Workload
@@ -60,9 +60,29 @@ class Outcome:
     firings: tuple[Firing, ...]
 
 
-def rule_error(rule: PlannedRule, message: str, help: str | None = None) -> RuleError:
-    """A rule failed while running: name it and point at its 'then'."""
+def rule_error(
+    rule: PlannedRule, message: str, help: str | None = None, items: Mapping[str, Item] | None = None
+) -> RuleError:
+    """A rule failed while running: name it and point at its 'then'.
+
+    A rule of the first rules directory failing on items of the first knowledge directory is a bug in
+    gpusizer (exit 70): nothing the user wrote made it fail. A rule, or an item it joined, from a
+    directory laid over those (an overlay) is the user's input to fix (exit 2).
+    """
     span = rule.rule.then_span
+    theirs = sorted({i.overlay for i in (items or {}).values() if i.overlay is not None})
+    if rule.rule.overlay is None and not theirs:
+        return RuleBug(
+            f"rule '{rule.id}' failed {message}: a bug in gpusizer",
+            file=span.file,
+            line=span.line,
+            col=1,
+            snippet=span.snippet,
+            rule=rule.id,
+            help="the shipped rule failed on the shipped catalogs, not on your input: please report it with the "
+            "workload file",
+        )
+    joined = ", ".join(f"{i.catalog} '{i.id}'" for i in (items or {}).values() if i.overlay is not None)
     return RuleError(
         f"rule '{rule.id}' failed {message}",
         file=span.file,
@@ -70,7 +90,12 @@ def rule_error(rule: PlannedRule, message: str, help: str | None = None) -> Rule
         col=1,
         snippet=span.snippet,
         rule=rule.id,
-        help=help or "fix the rule's expression or guard it with a condition in 'when'",
+        help=(
+            f"check what your knowledge overlay {', '.join(theirs)} gives {joined} (an empty or missing field), "
+            "or guard the rule with a condition in 'when'"
+            if theirs and rule.rule.overlay is None
+            else help or "fix the rule's expression or guard it with a condition in 'when'"
+        ),
     )
 
 
@@ -206,10 +231,10 @@ class _Run:
                 else:
                     outputs[attr] = out(env)
         except X.ExprError as exc:
-            self.errors.append(rule_error(rule, f"while firing: {exc.message}", exc.help))
+            self.errors.append(rule_error(rule, f"while firing: {exc.message}", exc.help, items))
             return
         except (ArithmeticError, TypeError, ValueError, KeyError, RecursionError, MemoryError) as exc:
-            self.errors.append(rule_error(rule, f"while firing: {type(exc).__name__}: {exc}"))
+            self.errors.append(rule_error(rule, f"while firing: {type(exc).__name__}: {exc}", items=items))
             return
         item_ids = {a: (i.catalog, i.id) for a, i in items.items()}
         # two alternatives of one rule ('any') can both hold: the same conclusion from the same
@@ -256,6 +281,7 @@ class _Run:
                     str(exc),
                     "give one rule a condition that excludes the "
                     "other case, or declare a combine policy for the attribute",
+                    self._items_of(contribs[0].firing),
                 )
             )
             self.set(name, S.ABSENT)
@@ -288,6 +314,10 @@ class _Run:
         if tied:
             contribs.sort(key=lambda c: (c.rule, self._items_key(c.firing), canonical(c.value)))
         return contribs
+
+    def _items_of(self, firing: int) -> dict[str, Item]:
+        """The catalog items a recorded firing joined."""
+        return {a: self.rb.catalogs[c].items[i] for a, (c, i) in self.firings[firing].items.items()}
 
     def check(self) -> None:
         """Raise the first error a firing or a combination met."""
@@ -324,5 +354,6 @@ class _Run:
         if not ok:
             rule = self.rb.rules[c.rule]
             want = f"one of {', '.join(map(str, attr.enum))}" if attr.enum else f"a {t}"
-            raise rule_error(rule, f"it concluded {canonical(v)} for '{attr.name}', which must be {want}")
+            message = f"it concluded {canonical(v)} for '{attr.name}', which must be {want}"
+            raise rule_error(rule, message, items=self._items_of(c.firing))
         return v
