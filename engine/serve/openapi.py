@@ -52,7 +52,7 @@ _PARAMS: dict[str, dict[str, Any]] = {
         "depth": {"type": "integer", "minimum": 0},
     },
     "why-not": {
-        "query": {"type": "string", "example": "gpu.model=rtx-4090-24gb"},
+        "query": {"type": "string", "example": "ATTRIBUTE=VALUE"},
         "attribute": {"type": "string"},
         "value": {"description": "the value asked about (text, number or boolean)"},
     },
@@ -69,7 +69,7 @@ _PARAMS: dict[str, dict[str, Any]] = {
             "example": {"batch_size": [1, 8, 32]},
         },
         "max": {"type": "string", "example": "batch_size"},
-        "while": {"type": "string", "example": "memory.vram_required_gb <= 80"},
+        "while": {"type": "string", "example": "ATTRIBUTE <= NUMBER"},
         "show": {"type": "array", "items": {"type": "string"}},
     },
 }

@@ -531,7 +531,7 @@ class Worker:
         from ..explain import whatif as W
 
         key = _param(req, "max", str, "a workload key such as batch_size")
-        cond = _param(req, "while", str, "a condition such as 'memory.vram_required_gb <= 80'")
+        cond = _param(req, "while", str, "a condition on a conclusion, such as 'ATTRIBUTE <= NUMBER'")
         if not cond:
             raise Failure(400, "bad-request", "'max' needs 'while'", help='e.g. "while": "ram.system_gb <= 256"')
         worker = self
