@@ -631,13 +631,13 @@ def _attached_problem(role: str, name: str, attached: Mapping[str, str]) -> tupl
     if role != "path":
         return (
             f"{name!r} would be looked up in a local cache, which is not read here",
-            "attach the model's config.json to the request and name it in model.config instead",
+            "attach the document itself to the request and name it where the workload names this one",
         )
     if name not in attached:
         given = ", ".join(sorted(attached)) or "none"
         return (
             f"{name!r} is not a document attached to the request (attached: {given}); no file is read from disk here",
-            "attach the config.json to the request and name it by the name it was attached under",
+            "attach the document to the request and name it by the name it was attached under",
         )
     return None
 
