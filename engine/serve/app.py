@@ -96,7 +96,7 @@ def create_app(pool: Pool, options: Options) -> FastAPI:  # noqa: C901 - one clo
     app = FastAPI(
         title="gpusizer",
         version=__version__,
-        description=openapi.DESCRIPTION,
+        description=openapi.description(),
         docs_url=None,  # FastAPI's docs pages load their scripts from a CDN; /api/v1/docs is served from here
         redoc_url=None,
         openapi_url=f"{API}/openapi.json",

@@ -8,18 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
-DESCRIPTION = """\
-gpusizer recommends a GPU server for a deep-learning workload and says why.
+from ..load.resources import data_dir
 
-Send the workload as YAML text (`Content-Type: application/yaml`, parameters in the query) or
-inside a JSON object (`{"workload": "<YAML text>" or {...}, "files": {"config.json": "<text>"}}`).
-The server reads no file a request names: a Hugging Face config.json is attached under `files`
-and named in `model.config`; `model.hf` is refused.
 
-Every answer carries a `decision_id`: the same workload, documents, rulebase and gpusizer version
-give the same id. Every failure has one shape: `{"code", "message", "diagnostics": [{"message",
-"file", "line", "column", "help", "snippet"}]}`.
-"""
+def _template(name: str) -> str:
+    return (data_dir("templates") / name).read_text(encoding="utf-8")
+
+
+def _example() -> str:
+    """The example workload (the one the page opens with)."""
+    return _template("serve-example.yaml")
+
 
 OPERATIONS = {
     "recommend": "Recommend a server: the JSON document `gpusizer recommend --format json` writes",
@@ -75,7 +74,6 @@ _PARAMS: dict[str, dict[str, Any]] = {
 }
 _REQUIRED = {"explain": ["attribute"]}
 
-_EXAMPLE = "name: chat\ntask: inference\nmodel: {name: llama-2-7b}\nprecision: fp16\n"
 
 ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -128,7 +126,7 @@ def request_body(op: str) -> dict[str, Any]:
             "workload": {
                 "description": "the workload: YAML text, or a JSON object with the workload's keys",
                 "oneOf": [{"type": "string"}, {"type": "object"}],
-                "example": _EXAMPLE,
+                "example": _example(),
             },
             "files": {
                 "type": "object",
@@ -155,7 +153,7 @@ def request_body(op: str) -> dict[str, Any]:
             "required": True,
             "content": {
                 "application/json": {"schema": json_schema},
-                "application/yaml": {"schema": {"type": "string"}, "example": _EXAMPLE},
+                "application/yaml": {"schema": {"type": "string"}, "example": _example()},
             },
         },
     }
@@ -175,3 +173,8 @@ def responses(op: str) -> dict[int | str, dict[str, Any]]:
     if op == "recommend":
         content.update({t: {"schema": {"type": "string"}} for t in ("text/plain", "text/markdown", "text/html")})
     return {200: {"description": "the decision", "content": content}, **ERRORS}
+
+
+def description() -> str:
+    """The API's description (``templates/serve-api.md``)."""
+    return _template("serve-api.md")

@@ -14,19 +14,18 @@ from typing import TYPE_CHECKING, Any
 from ..errors import GpusizerError, InputError
 from ..explain.record import plain
 from ..explain.result import Result
+from ..load.resources import data_dir
 from .work import WORKLOAD_NAME, Failure, Request, answer, decode_link, encode_link, failure_of, read_request
 
 if TYPE_CHECKING:
     from .work import Worker
 
-DEFAULT_WORKLOAD = """\
-name: my-workload
-task: inference
-model: {name: llama-2-7b}
-precision: fp16
-batch_size: 1
-sequence_length: 4096
-"""
+
+def default_workload() -> str:
+    """The workload the page opens with (``templates/serve-example.yaml``)."""
+    return (data_dir("templates") / "serve-example.yaml").read_text(encoding="utf-8")
+
+
 MAX_CANDIDATES = 8
 _STATIC = {"htmx.min.js", "htmx-LICENSE.txt", "serve.js", "serve.css"}
 _HTML = "text/html; charset=utf-8"
@@ -156,7 +155,7 @@ class Pages:
         if link:
             text, files = decode_link(link)
         else:
-            text, files = DEFAULT_WORKLOAD, {}
+            text, files = default_workload(), {}
         req = Request(text, files, {})
         r, error = self._try(req)
         return answer(200, self._render("serve.html.j2", self._context(req, r, error)), _HTML)

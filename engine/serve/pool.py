@@ -96,6 +96,7 @@ class _Proc:
     served: int = 0
     started: float = field(default_factory=time.monotonic)
     ready: bool = False
+    answering: bool = False  # a request has been sent and its answer not yet read
 
     def stop(self) -> None:
         with contextlib.suppress(OSError):
@@ -207,6 +208,12 @@ class Pool:
             return sorted(p.process.pid for p in self._all if p.process.pid is not None)
 
     @property
+    def answering(self) -> list[int]:
+        """The process ids of the workers answering a request now."""
+        with self._lock:
+            return sorted(p.process.pid for p in self._all if p.answering and p.process.pid is not None)
+
+    @property
     def waiting(self) -> int:
         """Requests waiting for a worker."""
         return self._waiting
@@ -250,6 +257,13 @@ class Pool:
     def _exchange(self, proc: _Proc, msg: dict[str, Any]) -> dict[str, Any]:
         if not proc.process.is_alive():
             raise _NotSent()
+        proc.answering = True
+        try:
+            return self._send_and_read(proc, msg)
+        finally:
+            proc.answering = False
+
+    def _send_and_read(self, proc: _Proc, msg: dict[str, Any]) -> dict[str, Any]:
         try:
             proc.conn.send_bytes(json.dumps(msg, ensure_ascii=False).encode("utf-8"))
         except (OSError, ValueError):

@@ -3,7 +3,7 @@
 A request arrives as plain data (its operation, content type, body text and query); the answer
 leaves as plain data (status, content type, body text, headers). Everything a client sent is
 parsed here, within the limits every workload file meets (``load/limits.py``), and nothing a
-request names is read from disk: a config.json comes attached to the request, ``hf:`` is refused.
+request names is read from disk: a document a workload imports comes attached to the request, ``hf:`` is refused.
 
 Every failure is one error shape: ``{"code", "message", "diagnostics": [{"message", "file",
 "line", "column", "help", "snippet"}]}``, with the HTTP status that fits it.
@@ -184,7 +184,7 @@ def _files(value: Any) -> dict[str, str]:
                 400,
                 "bad-request",
                 f"attached document name {name!r} is not a plain file name",
-                help="name it like config.json: letters, digits, '.', '_' and '-', no folders",
+                help="a plain file name: letters, digits, '.', '_' and '-', no folders",
             )
         if not isinstance(text, str):
             raise Failure(400, "bad-request", f"attached document {name!r} must be text (the JSON as a string)")
