@@ -1,0 +1,143 @@
+"""knowledge/vision_profiles.yaml from the calibration cases of results-vision.json (no torch needed).
+
+    python3 benchmarks/accuracy/derive_vision.py          # rewrites knowledge/vision_profiles.yaml
+
+Each calibration case (vision.CALIBRATION: one batch, 224 x 224, the detector at 800 x 1333) gives one
+profile per model, phase (training, inference) and compute mode (fp32; mixed = fp32 weights under
+autocast; half = pure 16-bit). What was live at the peak, beyond the weights and the optimizer state, is
+split as vision_measure.py grouped it:
+
+* s1 ... s128: bytes per image and per cell of the feature-map grid at that stride (a tensor of
+  batch x C x ceil(H/k) x ceil(W/k) counts at stride k), so that another image size is the same sum
+  over its own grids: exact for any size, not only multiples of 32;
+* per_token: bytes per image and per token of a ViT ((H/p) x (W/p) + 1 tokens);
+* per_image: the rest that scales with the batch (pooled features, logits, a detector's proposals);
+* fixed: what does not scale with the batch (a training step's loss, an inference step's autocast
+  copy of one weight);
+* casts_params, grad_params (training): how many parameters have an autocast 16-bit copy, and how many
+  already have their gradient, at the peak (early in the backward pass).
+
+The held-out cases (vision.HELD_OUT) are not read here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+import vision  # noqa: E402
+
+STRIDES = [1, 2, 4, 8, 16, 32, 64, 128]
+
+
+def mode_class(mode: str) -> str:
+    return "fp32" if mode == "fp32" else ("mixed" if mode.startswith("amp-") else "half")
+
+
+def profile(c: dict) -> dict:
+    inp = c["inputs"]
+    n = inp["batch"]
+    groups = dict(c["peak_activation_groups"])
+    bd = c["breakdown_at_peak"]
+    grids = c["grids"]
+    out = {"id": f"{inp['model']}-{inp['task']}-{mode_class(inp['mode'])}"}
+    out.update(model=inp["model"], phase=inp["task"], mode=mode_class(inp["mode"]))
+    for k in STRIDES:
+        g = groups.pop(f"s{k}", 0)
+        a, b = grids.get(f"s{k}", (1, 1))
+        out[f"s{k}"] = round(g / (n * a * b), 4) if g else 0
+    tok = groups.pop("tokens", 0) + groups.pop("patches", 0)
+    out["per_token"] = round(tok / (n * c["model"]["tokens"]), 4) if tok else 0
+    out["per_image"] = round(groups.pop("image", 0) / n, 1)
+    fixed = groups.pop("fixed", 0)
+    assert not groups, groups
+    if inp["task"] == "training":
+        out["casts_params"] = bd.get("weight_casts", 0) // 2
+        trainable_bytes = 2 if mode_class(inp["mode"]) == "half" else 4
+        out["grad_params"] = bd.get("gradients", 0) // trainable_bytes
+        out["fixed"] = fixed
+    else:
+        out["casts_params"] = 0
+        out["grad_params"] = 0
+        out["fixed"] = fixed + bd.get("weight_casts", 0)
+    out["case"] = c["name"]
+    return out
+
+
+HEADER = """# Measured activation memory of vision models, per image, by the feature-map grid it lies on.
+# Written by benchmarks/accuracy/derive_vision.py from the calibration cases of
+# benchmarks/accuracy/results-vision.json (torch 2.14, torchvision 0.29, live tensor bytes at the peak;
+# benchmarks/accuracy/VISION.md). Do not edit by hand: rerun the script.
+#
+# A model's activations at its peak, for a batch of N images of H x W pixels:
+#   N x (sum over strides k of s<k> x ceil(H/k) x ceil(W/k)  +  per_token x tokens  +  per_image)  +  fixed
+# (a detector pads H and W up to a multiple of 32 first). Training also keeps casts_params 16-bit weight copies
+# (mixed precision) and the gradients of grad_params parameters at that moment; inference keeps nothing else
+# but the weights. rules/vision/ reads these.
+catalog: vision_profile
+description: Measured activation bytes of each vision model at its training and inference peaks, per image and grid cell.
+source:
+  doc: benchmarks/accuracy/results-vision.json (calibration cases), benchmarks/accuracy/derive_vision.py
+  note: peak of live tensor bytes of two training iterations (foreach optimizer) or one no_grad forward, under
+    FakeTensorMode with CUDA's autocast policy; the detector with real tensors.
+fields:
+  model:
+    type: string
+    description: The model's id in knowledge/models.yaml.
+  phase:
+    type: string
+    description: training (forward and backward, the peak early in backward) or inference (one forward under no_grad).
+    enum: [training, inference]
+  mode:
+    type: string
+    description: 'Compute mode: fp32; mixed (fp32 weights under autocast); half (the model in 16 bits).'
+    enum: [fp32, mixed, half]
+"""
+
+
+def main():
+    doc = json.load(open(os.path.join(HERE, "results-vision.json")))
+    calib = {c["name"] for c in vision.CALIBRATION}
+    rows = [profile(c) for c in doc["cases"] if c["name"] in calib and "error" not in c]
+    fields = ""
+    for k in STRIDES:
+        fields += (
+            f"  s{k}:\n    type: number\n    minimum: 0\n    maximum: 1000000\n    unit: bytes\n"
+            f"    description: Bytes per image and per cell of the grid at stride {k} (ceil(H/{k}) x ceil(W/{k})).\n"
+        )
+    fields += (
+        "  per_token:\n    type: number\n    minimum: 0\n    maximum: 100000000\n    unit: bytes\n"
+        "    description: Bytes per image and per token of a vision transformer.\n"
+        "  per_image:\n    type: number\n    minimum: 0\n    maximum: 10000000000\n    unit: bytes\n"
+        "    description: Bytes per image on no grid (pooled features, logits, a detector's proposals and regions).\n"
+        "  fixed:\n    type: number\n    minimum: 0\n    maximum: 1000000000000\n    unit: bytes\n"
+        "    description: Bytes at the peak that do not grow with the batch (beyond weights and optimizer state).\n"
+        "  casts_params:\n    type: integer\n    minimum: 0\n    maximum: 10000000000000\n    unit: parameters\n"
+        "    description: Training in mixed precision, parameters whose 16-bit autocast copy is alive at the peak.\n"
+        "  grad_params:\n    type: integer\n    minimum: 0\n    maximum: 10000000000000\n    unit: parameters\n"
+        "    description: Training, parameters whose gradient is already written at the peak.\n"
+        "  case:\n    type: string\n    description: The calibration case of results-vision.json it was derived from.\n"
+    )
+    lines = [HEADER + fields + "items:"]
+    for r in rows:
+        lines.append(f"- id: {r['id']}")
+        lines.append(f"  name: {r['model']} {r['phase']}, {r['mode']}")
+        for k in ("model", "phase", "mode"):
+            lines.append(f"  {k}: {r[k]}")
+        for k in [f"s{s}" for s in STRIDES] + ["per_token", "per_image", "fixed", "casts_params", "grad_params"]:
+            v = r[k]
+            lines.append(f"  {k}: {int(v) if float(v).is_integer() else v}")
+        lines.append(f"  case: {r['case']}")
+    path = os.path.join(REPO, "knowledge", "vision_profiles.yaml")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"{len(rows)} profiles -> {path}")
+
+
+if __name__ == "__main__":
+    main()
