@@ -53,7 +53,14 @@ def profile(c: dict) -> dict:
         out[f"s{k}"] = round(g / (n * a * b), 4) if g else 0
     tok = groups.pop("tokens", 0) + groups.pop("patches", 0)
     out["per_token"] = round(tok / (n * c["model"]["tokens"]), 4) if tok else 0
-    out["per_image"] = round(groups.pop("image", 0) / n, 1)
+    image = groups.pop("image", 0)
+    if "patch_size" in c["model"]:
+        # a ViT's input image (and its 16-bit cast under autocast) lies on no patch grid: per input pixel
+        m = mode_class(inp["mode"])
+        px = 3 * (4 if m != "half" else 2) + (3 * 2 if m == "mixed" else 0)
+        out["s1"] = px
+        image -= px * n * inp["height"] * inp["width"]
+    out["per_image"] = round(image / n, 1)
     fixed = groups.pop("fixed", 0)
     assert not groups, groups
     if inp["task"] == "training":

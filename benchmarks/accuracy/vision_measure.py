@@ -148,7 +148,8 @@ def classify(shape: tuple, batch: int, gr: dict[str, tuple[int, int]], tokens: i
         for i in range(len(shape) - 1):
             if shape[i] == a and shape[i + 1] == b and (a * b > 1):
                 return name
-    if tokens and (tokens in shape or tokens - 1 in shape):
+    # a ViT's token tensors, also flattened with the batch (T x N rows in nn.MultiheadAttention)
+    if tokens and any(d in (tokens, tokens - 1, tokens * batch, (tokens - 1) * batch) for d in shape):
         return "tokens"
     if batch in shape or (shape and shape[0] % batch == 0 and shape[0] >= batch > 1):
         return "image"
