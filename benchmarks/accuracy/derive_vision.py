@@ -57,7 +57,8 @@ def profile(c: dict) -> dict:
     if "patch_size" in c["model"]:
         # a ViT's input image (and its 16-bit cast under autocast) lies on no patch grid: per input pixel
         m = mode_class(inp["mode"])
-        px = 3 * (4 if m != "half" else 2) + (3 * 2 if m == "mixed" else 0)
+        # (training saves the 16-bit cast for the patch convolution's backward; inference frees it at once)
+        px = 3 * (4 if m != "half" else 2) + (3 * 2 if m == "mixed" and inp["task"] == "training" else 0)
         out["s1"] = px
         image -= px * n * inp["height"] * inp["width"]
     out["per_image"] = round(image / n, 1)
@@ -107,6 +108,48 @@ fields:
 """
 
 
+def generic_vit(doc: dict, rows: list[dict]) -> list[dict]:
+    """A ViT given by its shape (a config.json): per (phase, mode), the catalog ViTs' bytes per token fitted as
+    h x (per_token_layer_h x layers + per_token_h), least squares over B/16, L/16 and H/14, and the largest of their
+    per-image bytes per unit of h; the fit's worst miss on the three is printed."""
+    arch = {c["inputs"]["model"]: c["model"] for c in doc["cases"] if "patch_size" in c.get("model", {})}
+    out = []
+    for phase in ("training", "inference"):
+        for mode in ("fp32", "mixed", "half"):
+            pts = [r for r in rows if r["model"] in arch and r["phase"] == phase and r["mode"] == mode]
+            if len(pts) < 2:
+                continue
+            xs = [arch[r["model"]]["layers"] for r in pts]
+            ys = [r["per_token"] / arch[r["model"]]["hidden_size"] for r in pts]
+            n, sx, sy = len(xs), sum(xs), sum(ys)
+            sxx, sxy = sum(x * x for x in xs), sum(x * y for x, y in zip(xs, ys, strict=True))
+            k = (n * sxy - sx * sy) / (n * sxx - sx * sx)
+            c0 = (sy - k * sx) / n
+            worst = max(abs((k * x + c0) / y - 1) for x, y in zip(xs, ys, strict=True))
+            params = {r["model"]: arch[r["model"]]["params"] for r in pts}
+            out.append(
+                dict(
+                    id=f"vit-{phase}-{mode}",
+                    model="vit",
+                    phase=phase,
+                    mode=mode,
+                    **{f"s{s}": pts[0][f"s{s}"] for s in STRIDES},
+                    per_token=0,
+                    per_image=0,
+                    fixed=max(r["fixed"] for r in pts),
+                    casts_params=0,
+                    grad_params=0,
+                    per_token_layer_h=round(k, 4),
+                    per_token_h=round(max(c0, 0.0), 4),
+                    per_image_h=round(max(r["per_image"] / arch[r["model"]]["hidden_size"] for r in pts), 4),
+                    grad_fraction=round(max(r["grad_params"] / params[r["model"]] for r in pts), 6),
+                    case=", ".join(r["case"] for r in pts),
+                )
+            )
+            print(f"  vit {phase} {mode}: per token = h x ({k:.2f} x layers + {c0:.2f}); worst miss {100 * worst:.2f}%")
+    return out
+
+
 def main():
     doc = json.load(open(os.path.join(HERE, "results-vision.json")))
     calib = {c["name"] for c in vision.CALIBRATION}
@@ -130,13 +173,26 @@ def main():
         "    description: Training, parameters whose gradient is already written at the peak.\n"
         "  case:\n    type: string\n    description: The calibration case of results-vision.json it was derived from.\n"
     )
+    fields += (
+        "  per_token_layer_h:\n    type: number\n    minimum: 0\n    maximum: 1000000\n    unit: bytes\n"
+        "    description: A vision transformer given by its shape, bytes per image, token, layer and unit of hidden size.\n"
+        "  per_token_h:\n    type: number\n    minimum: 0\n    maximum: 1000000\n    unit: bytes\n"
+        "    description: A vision transformer given by its shape, bytes per image, token and unit of hidden size outside the layers.\n"
+        "  per_image_h:\n    type: number\n    minimum: 0\n    maximum: 100000000\n    unit: bytes\n"
+        "    description: A vision transformer given by its shape, bytes per image and unit of hidden size on no grid.\n"
+        "  grad_fraction:\n    type: number\n    minimum: 0\n    maximum: 1\n"
+        "    description: A vision transformer given by its shape, the share of its parameters whose gradient is written at the peak.\n"
+    )
+    rows += generic_vit(doc, rows)
     lines = [HEADER + fields + "items:"]
     for r in rows:
         lines.append(f"- id: {r['id']}")
         lines.append(f"  name: {r['model']} {r['phase']}, {r['mode']}")
         for k in ("model", "phase", "mode"):
             lines.append(f"  {k}: {r[k]}")
-        for k in [f"s{s}" for s in STRIDES] + ["per_token", "per_image", "fixed", "casts_params", "grad_params"]:
+        for k in [f"s{s}" for s in STRIDES] + ["per_token", "per_image", "fixed", "casts_params", "grad_params"] + [
+            k for k in ("per_token_layer_h", "per_token_h", "per_image_h", "grad_fraction") if k in r
+        ]:
             v = r[k]
             lines.append(f"  {k}: {int(v) if float(v).is_integer() else v}")
         lines.append(f"  case: {r['case']}")

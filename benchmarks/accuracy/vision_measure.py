@@ -148,6 +148,11 @@ def classify(shape: tuple, batch: int, gr: dict[str, tuple[int, int]], tokens: i
         for i in range(len(shape) - 1):
             if shape[i] == a and shape[i + 1] == b and (a * b > 1):
                 return name
+    # the same grids flattened with the batch: a linear layer over channels-last maps (ConvNeXt's
+    # (N*H*W, C) rows), the detector's (N*H*W*anchors) rows
+    for name, (a, b) in sorted(gr.items(), key=lambda kv: -kv[1][0] * kv[1][1]):
+        if a * b > 1 and any(d % (batch * a * b) == 0 and d // (batch * a * b) <= 16 for d in shape):
+            return name
     # a ViT's token tensors, also flattened with the batch (T x N rows in nn.MultiheadAttention)
     if tokens and any(d in (tokens, tokens - 1, tokens * batch, (tokens - 1) * batch) for d in shape):
         return "tokens"
@@ -434,7 +439,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--validate", action="store_true")
     ap.add_argument("--skip-validate", action="store_true")
-    ap.add_argument("--only", default=None)
+    ap.add_argument("--only", default=None, help="cases whose name contains one of these (comma-separated)")
     ap.add_argument("--out", default=HERE)
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
@@ -459,7 +464,8 @@ def main():
 
     if not args.validate:
         # the fake cases first (fast), the detector's real runs after them
-        cases = [c for c in vision.CASES if not args.only or args.only in c["name"]]
+        only = args.only.split(",") if args.only else None
+        cases = [c for c in vision.CASES if not only or any(o in c["name"] for o in only)]
         cases.sort(key=lambda c: c["model"] in vision.DETECTION)
         for c in cases:
             try:
