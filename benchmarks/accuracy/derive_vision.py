@@ -63,6 +63,11 @@ def profile(c: dict) -> dict:
         image -= px * n * inp["height"] * inp["width"]
     out["per_image"] = round(image / n, 1)
     fixed = groups.pop("fixed", 0)
+    if inp["model"] in vision.DETECTION:
+        # the detector takes a list of images, each (3, H, W) with no batch dimension: per image, not fixed
+        own = 3 * inp["height"] * inp["width"] * (2 if mode_class(inp["mode"]) == "half" else 4)
+        out["per_image"] = round(out["per_image"] + own, 1)
+        fixed -= n * own
     assert not groups, groups
     if inp["task"] == "training":
         out["casts_params"] = bd.get("weight_casts", 0) // 2
