@@ -93,7 +93,7 @@ HEADER = """# Measured activation memory of vision models, per image, by the fea
 # (mixed precision) and the gradients of grad_params parameters at that moment; inference keeps nothing else
 # but the weights. rules/vision/ reads these.
 catalog: vision_profile
-description: Measured activation bytes of each vision model at its training and inference peaks, per image and grid cell.
+description: Measured activation bytes of each vision model at its training and inference peaks, per image and cell.
 source:
   doc: benchmarks/accuracy/results-vision.json (calibration cases), benchmarks/accuracy/derive_vision.py
   note: peak of live tensor bytes of two training iterations (foreach optimizer) or one no_grad forward, under
@@ -180,13 +180,13 @@ def main():
     )
     fields += (
         "  per_token_layer_h:\n    type: number\n    minimum: 0\n    maximum: 1000000\n    unit: bytes\n"
-        "    description: A vision transformer given by its shape, bytes per image, token, layer and unit of hidden size.\n"
+        "    description: A ViT given by its shape, bytes per image, token, layer and unit of hidden size.\n"
         "  per_token_h:\n    type: number\n    minimum: 0\n    maximum: 1000000\n    unit: bytes\n"
-        "    description: A vision transformer given by its shape, bytes per image, token and unit of hidden size outside the layers.\n"
+        "    description: A ViT given by its shape, bytes per image, token and unit of width outside the layers.\n"
         "  per_image_h:\n    type: number\n    minimum: 0\n    maximum: 100000000\n    unit: bytes\n"
-        "    description: A vision transformer given by its shape, bytes per image and unit of hidden size on no grid.\n"
+        "    description: A ViT given by its shape, bytes per image and unit of hidden size on no grid.\n"
         "  grad_fraction:\n    type: number\n    minimum: 0\n    maximum: 1\n"
-        "    description: A vision transformer given by its shape, the share of its parameters whose gradient is written at the peak.\n"
+        "    description: A ViT given by its shape, the share of its parameters with a gradient at the peak.\n"
     )
     rows += generic_vit(doc, rows)
     lines = [HEADER + fields + "items:"]
@@ -195,9 +195,11 @@ def main():
         lines.append(f"  name: {r['model']} {r['phase']}, {r['mode']}")
         for k in ("model", "phase", "mode"):
             lines.append(f"  {k}: {r[k]}")
-        for k in [f"s{s}" for s in STRIDES] + ["per_token", "per_image", "fixed", "casts_params", "grad_params"] + [
-            k for k in ("per_token_layer_h", "per_token_h", "per_image_h", "grad_fraction") if k in r
-        ]:
+        for k in (
+            [f"s{s}" for s in STRIDES]
+            + ["per_token", "per_image", "fixed", "casts_params", "grad_params"]
+            + [k for k in ("per_token_layer_h", "per_token_h", "per_image_h", "grad_fraction") if k in r]
+        ):
             v = r[k]
             lines.append(f"  {k}: {int(v) if float(v).is_integer() else v}")
         lines.append(f"  case: {r['case']}")

@@ -47,15 +47,7 @@ def case(model, task, mode, batch, size, optimizer="sgd-momentum", held_out=Fals
         f"x{w}" if w != h else ""
     )
     return dict(
-        name=name,
-        model=model,
-        task=task,
-        mode=mode,
-        optimizer=opt,
-        batch=batch,
-        height=h,
-        width=w,
-        held_out=held_out,
+        name=name, model=model, task=task, mode=mode, optimizer=opt, batch=batch, height=h, width=w, held_out=held_out
     )
 
 

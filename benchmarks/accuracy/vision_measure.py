@@ -46,10 +46,9 @@ sys.path.insert(0, HERE)
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 import torchvision  # noqa: E402
+import vision  # noqa: E402
 from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode  # noqa: E402
 from tracker import LiveBytesTracker  # noqa: E402
-
-import vision  # noqa: E402
 
 GiB = 1024**3
 TRAIN_ITERS = 2
@@ -359,7 +358,9 @@ def validate() -> list[dict]:
         V("resnet-50", "inference", "fp32", 2, 96),
         V("convnext-tiny", "training", "amp-bf16", 2, 64, "adamw"),
         V("convnext-tiny", "inference", "amp-bf16", 2, 64),
-        dict(V("vit-b-16", "training", "amp-bf16", 2, 32, "adamw"), name="tiny-vit-train-amp-bf16", _model_fn=_tiny_vit),
+        dict(
+            V("vit-b-16", "training", "amp-bf16", 2, 32, "adamw"), name="tiny-vit-train-amp-bf16", _model_fn=_tiny_vit
+        ),
         dict(V("vit-b-16", "training", "fp32", 2, 32), name="tiny-vit-train-fp32", _model_fn=_tiny_vit),
         dict(V("vit-b-16", "inference", "bf16", 2, 32), name="tiny-vit-infer-bf16", _model_fn=_tiny_vit),
     ]
@@ -379,7 +380,8 @@ def validate() -> list[dict]:
         rows.append(row)
         print(
             f"  {c['name']:44s} real {real['peak_bytes']:>11d}  fake {fake['peak_bytes']:>11d}  "
-            f"{row['fake_vs_real_pct']:+.3f}%  every phase's peak equal: {row['phase_peaks_equal']}  phase {real['peak_phase']}/{fake['peak_phase']}",
+            f"{row['fake_vs_real_pct']:+.3f}%  every phase's peak equal: {row['phase_peaks_equal']}  "
+            f"phase {real['peak_phase']}/{fake['peak_phase']}",
             flush=True,
         )
     return rows
@@ -421,7 +423,7 @@ def table(rows) -> str:
             lines.append(f"{r['name']:58s} ERROR {r['error'][:90]}")
             continue
         bd = r["breakdown_at_peak"]
-        g = lambda k: bd.get(k, 0) / GiB  # noqa: E731
+        g = lambda k: bd.get(k, 0) / GiB
         lines.append(
             f"{r['name']:58s} {r['model']['params'] / 1e6:6.1f}M {r['peak_bytes'] / GiB:9.3f} {r['peak_phase']:>9s} | "
             f"{g('parameters'):8.3f} {g('weight_casts'):7.3f} {g('gradients'):7.3f} {g('optimizer_state'):7.3f} "
