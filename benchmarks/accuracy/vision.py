@@ -67,15 +67,15 @@ for m in CNN + VIT:
         case(m, I, "fp16", 64, 224),
     ]
 # the detector runs with real tensors (its proposals are data-dependent, which fake tensors cannot
-# follow), so its 16-bit cases use bf16, which CPU kernels run at speed (fp16 has the same bytes);
+# follow), and only in fp32: the CPU's 16-bit convolution kernels are too slow for an 800 x 1333
+# training step on the 2 cores it was measured on (derive_vision.py sizes its 16-bit modes with the
+# fp32 profile, an upper bound);
 # the detector at its stated size: torchvision resizes every image to a shorter side of 800 (longer at
 # most 1333) and pads the batch to a multiple of 32, so 800 x 1333 is what it runs at
 DET = (800, 1333)
 CALIBRATION += [
     case("fasterrcnn-resnet50-fpn", T, "fp32", 2, DET),
-    case("fasterrcnn-resnet50-fpn", T, "amp-bf16", 2, DET),
     case("fasterrcnn-resnet50-fpn", I, "fp32", 2, DET),
-    case("fasterrcnn-resnet50-fpn", I, "amp-bf16", 2, DET),
 ]
 
 HELD_OUT = [
@@ -108,9 +108,7 @@ HELD_OUT = [
     case("vit-b-16", T, "amp-fp16", 32, 384, "adamw", True),
     case("vit-b-16", I, "fp32", 32, 384, held_out=True),
     case("vit-l-16", T, "amp-fp16", 8, 384, "adamw", True),
-    # the detector at other batch sizes
-    case("fasterrcnn-resnet50-fpn", T, "amp-bf16", 1, DET, "adamw", True),
-    case("fasterrcnn-resnet50-fpn", I, "amp-bf16", 1, DET, held_out=True),
+    # the detector at another batch size
     case("fasterrcnn-resnet50-fpn", I, "fp32", 1, DET, held_out=True),
 ]
 
