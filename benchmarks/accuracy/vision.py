@@ -73,10 +73,7 @@ for m in CNN + VIT:
 # the detector at its stated size: torchvision resizes every image to a shorter side of 800 (longer at
 # most 1333) and pads the batch to a multiple of 32, so 800 x 1333 is what it runs at
 DET = (800, 1333)
-CALIBRATION += [
-    case("fasterrcnn-resnet50-fpn", T, "fp32", 2, DET),
-    case("fasterrcnn-resnet50-fpn", I, "fp32", 2, DET),
-]
+CALIBRATION += [case("fasterrcnn-resnet50-fpn", T, "fp32", 2, DET), case("fasterrcnn-resnet50-fpn", I, "fp32", 2, DET)]
 
 HELD_OUT = [
     # other batch sizes, optimizers and 16-bit formats at 224
