@@ -9,7 +9,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,13 +17,12 @@ from engine.report.render import render
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "benchmarks" / "accuracy"
-sys.path.insert(0, str(BENCH))
 
 _spec = importlib.util.spec_from_file_location("accuracy_compare_vision", BENCH / "compare_vision.py")
 assert _spec and _spec.loader
 compare_vision = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(compare_vision)
-from compare import stats  # noqa: E402  (benchmarks/accuracy/compare.py)
+stats = compare_vision.stats
 
 VISION = [
     "resnet-18",
