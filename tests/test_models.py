@@ -348,8 +348,12 @@ def test_weights_only_beside_a_full_shape_is_an_error(recommender):
     assert "nothing is missing" in refused(recommender, dict(LLAMA2_7B, weights_only=True))
 
 
-def test_cnn_needs_only_its_parameter_count(recommender):
-    r = recommender.recommend({"name": "r", "task": "inference", "model": {"params": 25557032, "kind": "cnn"}})
+def test_a_cnn_by_its_numbers_is_refused_unless_weights_only(recommender):
+    """A CNN's activations depend on its layers' channels and strides, which a parameter count does not give: it
+    is refused (the measured ones are named), and sized by its weights only when the workload accepts that."""
+    cnn = {"name": "r", "task": "inference", "model": {"params": 25557032, "kind": "cnn"}}
+    assert "cannot be sized" in refused(recommender, cnn["model"])
+    r = recommender.recommend(dict(cnn, model=dict(cnn["model"], weights_only=True)))
     assert r["memory.peak"]["phase"] == "weights"
 
 
