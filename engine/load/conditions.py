@@ -2,12 +2,37 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, Protocol
 
 from ..errors import InputError
 from . import expr as X
-from .ir import OPS, AnyOf, AttrCond, Condition, FieldCond, ItemCond, Not, Operand, Ref, Simple, Test
-from .yamlsrc import Doc, NodePath
+from .ir import OPS, AnyOf, AttrCond, Condition, FieldCond, ItemCond, Not, Operand, Ref, Simple, Span, Test
+
+NodePath = tuple[str | int, ...]
+
+
+class Doc(Protocol):
+    """A parsed document that knows where each of its nodes is (``load.yamlsrc.Doc``)."""
+
+    @property
+    def file(self) -> str:
+        """The document's file, as shown in messages."""
+
+    def line_text(self, line: int | None) -> str | None:
+        """The text of a line, for error snippets."""
+
+    def where(self, path: Iterable[str | int], *, key: bool = False) -> tuple[int | None, int | None]:
+        """Line and column of the node at path."""
+
+    def span(self, path: Iterable[str | int], *, key: bool = False) -> Span:
+        """Where the node at path is."""
+
+    def error(
+        self, path: Iterable[str | int], message: str, help: str | None = None, *, key: bool = False
+    ) -> InputError:
+        """An input error at the node at path."""
+
 
 _KEYWORDS = ("item", "not", "any")
 
