@@ -9,7 +9,7 @@ import pytest
 
 from corpus import ROOT
 from engine import InputError, Recommender, RuleError, recommend
-from engine.load import expr as X
+from engine.lang import expr as X
 from engine.plan.rulebase import load_rulebase
 
 EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
@@ -279,7 +279,7 @@ def test_empty_on_a_scalar_is_a_load_error(tmp_path):
 
 
 def test_first_by_ranks_before_the_key():
-    from engine.load.ir import Attribute
+    from engine.lang.ir import Attribute
     from engine.run.combine import Contribution, combine
 
     attr = Attribute(name="pick", type="record", description="d", combine="argmin", key=("cost",), first_by="outside")
@@ -296,7 +296,7 @@ def test_first_by_ranks_before_the_key():
 
 
 def test_within_keeps_the_candidates_near_the_best_of_the_first_group():
-    from engine.load.ir import Attribute
+    from engine.lang.ir import Attribute
     from engine.run.combine import Contribution, combine
 
     attr = Attribute(

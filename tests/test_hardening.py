@@ -272,7 +272,7 @@ def test_only_web_and_relative_urls_are_safe(url, ok):
 
 
 def test_the_expression_budget_is_shared_by_one_env():
-    from engine.load import expr as X
+    from engine.lang import expr as X
 
     big = list(range(400_000))
     grow = X.parse("len(a + a)").bind(lambda name: lambda env: big)

@@ -10,7 +10,21 @@ from corpus import ROOT
 
 ENGINE = ROOT / "engine"
 # top first; a module may import its own layer and any layer after it
-LAYERS = ["cli", "serve", "sweep", "api", "authoring", "report", "explain", "run", "backends", "plan", "load", "base"]
+LAYERS = [
+    "cli",
+    "serve",
+    "sweep",
+    "api",
+    "authoring",
+    "report",
+    "explain",
+    "run",
+    "backends",
+    "plan",
+    "load",
+    "lang",
+    "base",
+]
 BASE = {"errors", "format"}
 # the package's __init__ re-exports the API (Recommender, recommend); __main__ runs the CLI
 EXEMPT = {"engine", "engine.__main__"}

@@ -404,7 +404,7 @@ def test_the_engine_knows_no_model_family():
 
 
 def test_count_counts_list_members():
-    from engine.load import expr as X
+    from engine.lang import expr as X
 
     e = X.parse("count(layer_types, 'sliding')")
     assert e.bind(lambda n: lambda env: ["sliding", "full", "sliding"])({}) == 2

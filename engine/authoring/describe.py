@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..load.ir import AnyOf, AttrCond, Condition, FieldCond, ItemCond, Not, Ref, Rule, Test
+from ..lang.ir import AnyOf, AttrCond, Condition, FieldCond, ItemCond, Not, Ref, Rule, Test
 from ..plan.resolve import PlannedRule
 from ..plan.rulebase import Rulebase
 

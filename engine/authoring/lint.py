@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Diagnostic, GpusizerError, hint
-from ..load.expr import Expr, Template
-from ..load.ir import AttrCond, FieldCond, ItemCond, Not, Ref, Rule, Scalar, Span, Test
+from ..lang import semantics as S
+from ..lang.expr import Expr, Template
+from ..lang.ir import AttrCond, FieldCond, ItemCond, Not, Ref, Rule, Scalar, Span, Test
 from ..load.loader import GUIDANCE_FILE
 from ..load.schema import check, engine_schema
 from ..load.yamlsrc import load
-from ..plan import semantics as S
 from ..plan.resolve import PlannedRule
 from ..plan.rulebase import Rulebase, load_rulebase
 from ..report.document import to_json as _to_json

@@ -1,7 +1,7 @@
 """Rule engines behind one seam: compile a planned rulebase, open a session, assert values, match.
 
 ``durable`` (the default) matches in durable-rules' Rete network; ``python`` is the reference
-evaluator of :mod:`engine.plan.semantics`. ``GPUSIZER_BACKEND`` picks one; the conformance suite
+evaluator of :mod:`engine.lang.semantics`. ``GPUSIZER_BACKEND`` picks one; the conformance suite
 (tests/conformance) holds every backend to the same semantics.
 """
 

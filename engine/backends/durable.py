@@ -68,8 +68,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import EngineUnavailable, RuleBug
-from ..load.ir import ORDERING, AttrCond, Attribute, FieldCond, ItemCond, Not, Ref, Simple, Test
-from ..plan import semantics as S
+from ..lang import semantics as S
+from ..lang.ir import ORDERING, AttrCond, Attribute, FieldCond, ItemCond, Not, Ref, Simple, Test
 from ..plan.resolve import PlannedRule, Variant
 from ..plan.rulebase import Rulebase
 from .base import Match

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..plan import semantics as S
+from ..lang import semantics as S
 from ..plan.resolve import PlannedRule
 from ..plan.rulebase import Rulebase
 from .base import Match

@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 
 from ..errors import GpusizerError, InputError
-from ..load import expr as X
+from ..lang import expr as X
 from ..load.workload import Workload
 from .result import Result
 

@@ -13,9 +13,9 @@ from typing import Any
 
 from ..errors import InputError
 from ..format import num
-from ..load import expr as X
-from ..load.ir import AnyOf, AttrCond, Condition, Item, ItemCond, Not, Ref, Test
-from ..plan import semantics as S
+from ..lang import expr as X
+from ..lang import semantics as S
+from ..lang.ir import AnyOf, AttrCond, Condition, Item, ItemCond, Not, Ref, Test
 from ..plan.resolve import PlannedRule
 from ..plan.rulebase import Rulebase
 from ..run.combine import rank_key

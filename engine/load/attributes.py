@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from ..errors import InputError
-from .ir import Attribute
+from ..lang.ir import Attribute
 from .schema import check, engine_schema
 from .yamlsrc import Doc
 

@@ -30,8 +30,8 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import InputError, hint
-from . import expr as X
-from .ir import Source, Span, Value
+from ..lang import expr as X
+from ..lang.ir import Source, Span, Value
 from .rules import sources_of
 from .schema import check, engine_schema
 from .yamlsrc import Doc, decode, parse_json, read_bytes

@@ -9,7 +9,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import InputError, hint
-from .ir import Attribute, AttrType, Catalog, CatalogField, InputValue, Item, Value
+from ..lang.ir import Attribute, AttrType, Catalog, CatalogField, InputValue, Item, Value
 from .rules import sources_of
 from .schema import check, engine_schema
 from .yamlsrc import Doc

@@ -15,9 +15,9 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import InputError, Problems, hint
+from ..lang.ir import Attribute, Catalog, InputValue, Rule
 from .attributes import ATTRIBUTES_FILE, load_attributes
 from .imports import ImportMapping, Inference, load_import, load_inference
-from .ir import Attribute, Catalog, InputValue, Rule
 from .knowledge import kind_of, load_catalog, load_constants
 from .limits import limits
 from .resources import data_dir

@@ -9,9 +9,9 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import InputError, hint
-from . import expr as X
-from .conditions import parse_when
-from .ir import Attribute, Computed, Conclusion, Condition, FieldCond, ItemCond, Let, Rule, Source, Test
+from ..lang import expr as X
+from ..lang.conditions import parse_when
+from ..lang.ir import Attribute, Computed, Conclusion, Condition, FieldCond, ItemCond, Let, Rule, Source, Test
 from .schema import check, engine_schema
 from .yamlsrc import Doc, NodePath
 

@@ -33,8 +33,8 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import InputError, Problems, closest, hint
+from ..lang.ir import Attribute, Catalog, InputValue, Span
 from . import imports as I
-from .ir import Attribute, Catalog, InputValue, Span
 from .schema import check, engine_schema, valid, validator_for
 from .yamlsrc import Doc, load, parse, parse_json
 

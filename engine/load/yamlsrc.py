@@ -30,7 +30,7 @@ from typing import Any, NoReturn
 import yaml
 
 from ..errors import InputError
-from .ir import Span
+from ..lang.ir import Span
 from .limits import FILE_MB_VAR, NODES_VAR, TEXT_VAR, Kind, Limits, limits, raise_hint
 
 try:  # libyaml is much faster; the pure-Python parser gives the same events

@@ -15,8 +15,8 @@ from graphlib import CycleError, TopologicalSorter
 from typing import Any
 
 from ..errors import hint
-from ..load import expr as X
-from ..load.ir import (
+from ..lang import expr as X
+from ..lang.ir import (
     MEMBERSHIP,
     AnyOf,
     AttrCond,

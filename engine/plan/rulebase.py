@@ -11,7 +11,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import GpusizerError, InputError, Problems, hint
-from ..load.ir import Attribute, Catalog, InputValue
+from ..lang.ir import Attribute, Catalog, InputValue
 from ..load.loader import Loaded, load_rulebase_files
 from ..load.workload import InputSchema
 from .resolve import PlannedRule, first_words_of, plan_rule

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..load.ir import Attribute
+from ..lang.ir import Attribute
 
 
 @dataclass(frozen=True)

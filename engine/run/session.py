@@ -17,10 +17,10 @@ from typing import Any
 
 from ..backends import Backend, Compiled, Match, get_backend
 from ..errors import GpusizerError, RuleBug, RuleError
-from ..load import expr as X
-from ..load.ir import Attribute, InputValue, Item
+from ..lang import expr as X
+from ..lang import semantics as S
+from ..lang.ir import Attribute, InputValue, Item
 from ..load.workload import Workload
-from ..plan import semantics as S
 from ..plan.resolve import PlannedRule
 from ..plan.rulebase import Rulebase
 from .combine import Combined, ConflictError, Contribution, canonical, combine

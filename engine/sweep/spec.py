@@ -40,8 +40,8 @@ from typing import Any
 import yaml
 
 from ..errors import GpusizerError, InputError, Problems, hint
-from ..load import expr as X
-from ..load.ir import Span
+from ..lang import expr as X
+from ..lang.ir import Span
 from ..load.schema import check, engine_schema
 from ..load.yamlsrc import Doc, load
 

@@ -1,7 +1,7 @@
 """A small rulebase of its own for the conformance suite, and one engine per backend.
 
 Every test builds rules from YAML text over the attributes declared here and runs them under
-each backend (``BACKENDS``); what a rule means is fixed by ``engine.plan.semantics`` and the
+each backend (``BACKENDS``); what a rule means is fixed by ``engine.lang.semantics`` and the
 expectations below, so a future backend is held to exactly the same tests.
 """
 

@@ -35,8 +35,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..load import expr as X
-from ..load.ir import ORDERING, AttrCond, Catalog, FieldCond, Item, ItemCond, Not, Ref, Scalar, Simple, Test, Value
+from . import expr as X
+from .ir import ORDERING, AttrCond, Catalog, FieldCond, Item, ItemCond, Not, Ref, Scalar, Simple, Test, Value
 
 ABSENT: Any = object()  # the value of an attribute without a value, or of a missing item field
 
