@@ -4,7 +4,7 @@ Layer 1 is YAML syntax, layer 2 the JSON Schemas, layer 3 meaning: what the load
 refuses (duplicate ids, unknown names, cycles...) and what it accepts but is almost certainly
 wrong (a rule that can never fire, an attribute nothing writes, an unresolved 'prefer'
 conflict, a number without a source). Whether tests can hold together is asked of the one
-evaluator (``plan.semantics``), so lint and the engine cannot disagree on what a test means.
+evaluator (``lang.semantics``), so lint and the engine cannot disagree on what a test means.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The durable-rules backend: the only module that imports durable-rules or speaks its dialect.
 
 Each rule's conditions become durable-rules patterns wherever durable-rules means what the
-language means (``plan.semantics``); every other test is *residual*: it is checked here, in
+language means (``lang.semantics``); every other test is *residual*: it is checked here, in
 Python, by the one evaluator, on each match the network reports. So nothing a rule file can
 say reaches one of durable-rules' limits or quirks:
 
@@ -56,14 +56,13 @@ from facts, so only matching sees the nudge).
 from __future__ import annotations
 
 import ast
-import contextlib
 import functools
 import hashlib
 import itertools
 import math
 import sys
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -649,6 +648,10 @@ def _pattern_keys(plan: _Plan) -> dict[tuple[str, Any], int]:
 _hosts = itertools.count(1)
 
 
+def _nothing(c: Any) -> None:
+    """The action of the rules that must exist but never report (the sink, the closing rule)."""
+
+
 def _quiet_host() -> Any:
     """A durable-rules Host without its two dispatch threads.
 
@@ -714,11 +717,8 @@ class DurableCompiled:
         self.readers = _readers(shards)
         self.host = _quiet_host()
         try:
-            for shard in shards:
-                definition: dict[str, Any] = {r.name: self._definition(r) for r in shard.rules}
-                definition["$sink"] = {"all": [{"m": {"$ex": {"t": 1}}}, {"z": {"t": "$never"}}], "run": lambda c: None}
-                definition["$close"] = {"all": [{"x": {"t": "x"}}], "run": lambda c: None}
-                self.host.register_rulesets({shard.name: definition})
+            for name, definition in self.rulesets().items():
+                self.host.register_rulesets({name: definition})
         except Exception as exc:  # durable reports bare numeric codes
             raise RuleBug(
                 f"durable-rules rejected the compiled rules: {exc}",
@@ -759,61 +759,21 @@ class DurableCompiled:
     def open(self) -> DurableSession:
         return DurableSession(self)
 
-    @contextlib.contextmanager
-    def recording(self) -> Iterator[list[tuple[str, Any]]]:
-        """Within the block, log every fact this rulebase's sessions assert (for ``bare_replay_seconds``)."""
-        log: list[tuple[str, Any]] = []
-        host = self.host
-        plain_facts, plain_fact, plain_delete = host.assert_facts, host.assert_fact, host.delete_state
-
-        def assert_facts(name: str, facts: list[dict[str, Any]]) -> Any:
-            log.append(("facts", (name, [dict(f) for f in facts])))
-            return plain_facts(name, facts)
-
-        def assert_fact(name: str, fact: dict[str, Any]) -> Any:
-            log.append(("fact", (name, dict(fact))))
-            return plain_fact(name, fact)
-
-        def delete_state(name: str, sid: str) -> Any:
-            log.append(("delete", (name, sid)))
-            return plain_delete(name, sid)
-
-        host.assert_facts, host.assert_fact, host.delete_state = assert_facts, assert_fact, delete_state
-        try:
-            yield log
-        finally:
-            host.assert_facts, host.assert_fact, host.delete_state = plain_facts, plain_fact, plain_delete
-
-    def bare_replay_seconds(self, log: list[tuple[str, Any]]) -> tuple[float, int]:
-        """Replay a recorded log through bare durable-rules: the same rulesets and facts, actions
-        that only count. Seconds taken, and the actions run (the speed benchmark's baseline).
+    def rulesets(self, action: Callable[[Any], None] | None = None) -> dict[str, dict[str, Any]]:
+        """The durable-rules rulesets (one per shard) the rulebase compiles to, by name. With
+        ``action``, every rule runs it instead of collecting its matches: the speed benchmark
+        replays a session's facts through them (benchmarks/durable_replay.py).
         """
-        import time
-
-        fired = [0]
-
-        def count(c: Any) -> None:
-            fired[0] += 1
-
-        host = _quiet_host()
+        out: dict[str, dict[str, Any]] = {}
         for shard in self.shards:
-            definition: dict[str, Any] = {r.name: dict(self._definition(r), run=count) for r in shard.rules}
-            definition["$sink"] = {"all": [{"m": {"$ex": {"t": 1}}}, {"z": {"t": "$never"}}], "run": count}
-            definition["$close"] = {"all": [{"x": {"t": "x"}}], "run": count}
-            host.register_rulesets({shard.name: definition})
-        try:
-            start = time.perf_counter()
-            for kind, (name, payload) in log:
-                if kind == "facts":
-                    host.assert_facts(name, payload)
-                elif kind == "fact":
-                    host.assert_fact(name, payload)
-                else:
-                    host.delete_state(name, payload)
-            return time.perf_counter() - start, fired[0]
-        finally:
-            for shard in self.shards:  # as close() does: dropping the Host would not free them
-                _durable.durable_rules_engine.delete_ruleset(host.get_ruleset(shard.name)._handle)
+            definition: dict[str, Any] = {}
+            for r in shard.rules:
+                definition[r.name] = self._definition(r) if action is None else dict(self._definition(r), run=action)
+            quiet = action or _nothing
+            definition["$sink"] = {"all": [{"m": {"$ex": {"t": 1}}}, {"z": {"t": "$never"}}], "run": quiet}
+            definition["$close"] = {"all": [{"x": {"t": "x"}}], "run": quiet}
+            out[shard.name] = definition
+        return out
 
     def close(self) -> None:
         """Free the rulesets' memory in durable-rules' C engine (dropping the Host does not)."""

@@ -1,4 +1,4 @@
-"""The reference backend: matching by the evaluator of ``plan.semantics``, in plain Python."""
+"""The reference backend: matching by the evaluator of ``lang.semantics``, in plain Python."""
 
 from __future__ import annotations
 

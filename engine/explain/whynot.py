@@ -1,7 +1,7 @@
 """``why-not``: why an attribute did not take a value, from the run's own values.
 
 Backends keep no trace of failed matches, so the rule's conditions are evaluated again by the one
-evaluator (``plan.semantics``) against the final values of the run. Answers, most specific first:
+evaluator (``lang.semantics``) against the final values of the run. Answers, most specific first:
 it is the value; an input says otherwise; a contribution with that value was overridden; a
 candidate with it lost on the selection key; a rule excluded it; a rule's condition failed
 (which part, with the facts' values); or nothing in the rulebase could ever produce it.

@@ -1,4 +1,4 @@
-"""The rule language's meaning, held against every backend (see engine/plan/semantics.py).
+"""The rule language's meaning, held against every backend (see engine/lang/semantics.py).
 
 Each table names a condition, the workload values it is tried on, and whether it holds. The
 same rules run under each backend; a backend that differs from the expectation fails here.
