@@ -36,6 +36,7 @@ def test_lint_corpus_covers_every_finding_kind():
         "unused-attribute",
         "prefer-conflict",
         "unsourced-number",
+        "split-cases",
         "tests",
         "load",
     } <= codes

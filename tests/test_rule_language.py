@@ -200,3 +200,195 @@ def test_a_change_of_currency_shows_each_side_in_its_own(recommender):
         "unit": None,
         "rule": "price-factors",
     }
+
+
+# -- one text form: a string with {...} in a let or a conclusion is a template ------------------------
+
+UNITS = """  money:
+    type: number
+    unit: "{s}"
+    description: An amount in the currency the workload names.
+  sized:
+    type: number
+    unit: GB
+    description: A size.
+"""
+
+
+def test_a_let_with_placeholders_is_a_template_and_old_forms_still_work(tmp_path):
+    rule = """id: words
+summary: s.
+when:
+  - x: {exists: true}
+let:
+  glued: "'x is ' + text(x) + (' things' if x > 1 else ' thing')"
+  templated: "x is {x} {'things' if x > 1 else 'thing'}"
+  alone: "{x * 2}"
+then:
+  text.out: "{glued} / {templated} / {alone + 1}"
+  level1: "{x}"
+source: {doc: test}
+"""
+    with _rec(tmp_path, {"words": rule}) as rec:
+        r = rec.recommend({"name": "w", "x": 12345})
+        assert r["text.out"] == "x is 12,345 things / x is 12,345 things / 24,691"
+        assert r["level1"] == 12345  # one placeholder alone keeps its value (a number here)
+        lets = r.explain("text.out")["binding"][0]["lets"]
+        assert lets["glued"] == lets["templated"] and lets["alone"] == 24690
+
+
+def test_a_placeholder_written_with_unit_shows_the_declared_unit(tmp_path):
+    """An attribute's unit (one that names the currency attribute too), a formula's, an item field's."""
+    amounts = """id: amounts
+summary: s.
+when:
+  - x: {exists: true}
+then:
+  money: x * 1.5
+  sized: x
+source: {doc: test}
+"""
+    shown = """id: shown
+summary: s.
+when:
+  - sized: {exists: true}
+  - money: {exists: true}
+  - item: thing
+    as: t
+    where: {id: b}
+then:
+  text.out: "{sized:unit} here, {money:unit} there, {double(sized):unit}, {t.size:unit}, {t.size}"
+source: {doc: test}
+"""
+    rdir, kdir = write_rulebase(tmp_path, {"amounts": amounts, "shown": shown})
+    (rdir / "_attributes.yaml").write_text((rdir / "_attributes.yaml").read_text() + UNITS)
+    things = kdir / "things.yaml"
+    things.write_text(
+        things.read_text().replace(
+            "size: {type: number, description: size}", "size: {type: number, unit: cm, description: size}"
+        )
+    )
+    with Recommender([rdir], [kdir]) as rec:
+        r = rec.recommend({"name": "w", "x": 2, "s": "EUR"})
+        assert r["text.out"] == "2 GB here, 3 EUR there, 4 things, 5 cm, 5"
+        assert "s" in rec.rulebase.rules["shown"].reads  # the currency in the unit is read
+
+
+@pytest.mark.parametrize(
+    "placeholder, message",
+    [
+        ("{x:unit}", "{x:unit}: attribute 'x' has no declared unit"),
+        ("{x * 2:unit}", "{x * 2:unit}: 'x * 2' has no declared unit"),
+        ("{half:unit}", "{half:unit}: let 'half' has no declared unit"),
+        ("{x:.2f}", "in placeholder {x:.2f}: unknown format ':.2f'"),
+    ],
+)
+def test_unit_placeholders_that_cannot_have_a_unit_are_load_errors(tmp_path, placeholder, message):
+    rule = f"""id: nounit
+summary: s.
+when:
+  - x: {{exists: true}}
+let:
+  half: x / 2
+then:
+  text.out: "value {placeholder}"
+source: {{doc: test}}
+"""
+    with pytest.raises(InputError) as info:
+        _rec(tmp_path, {"nounit": rule})
+    assert message in str(info.value)
+    assert info.value.first.file == "rules/t/nounit.yaml"
+
+
+# -- named formulas ------------------------------------------------------------------------------------
+
+
+def _formulas(tmp_path, formulas, rules):
+    from conformance.conftest import FORMULAS
+
+    rdir, kdir = write_rulebase(tmp_path, rules, formulas=FORMULAS + formulas)
+    return Recommender([rdir], [kdir])
+
+
+CALLS = "id: calls\nsummary: s.\nwhen:\n  - x: {exists: true}\nthen:\n  level1: EXPR\nsource: {doc: test}\n"
+
+
+@pytest.mark.parametrize(
+    "expr, message",
+    [
+        ("double(x, 1)", "double(v) takes 1 argument(s), not 2"),
+        ("nope(x)", "'nope' cannot be called: only the listed functions can"),
+        ("bigger(x, 1)", "bigger(t, by): 't' is a thing item; give the alias of a joined thing (as: ...), not 'x'"),
+    ],
+)
+def test_a_rule_calling_a_formula_wrongly_is_a_load_error(tmp_path, expr, message):
+    with pytest.raises(InputError) as info:
+        _formulas(tmp_path, "", {"calls": CALLS.replace("EXPR", expr)})
+    assert message in str(info.value)
+    assert info.value.first.file == "rules/t/calls.yaml"
+
+
+@pytest.mark.parametrize(
+    "formula, message",
+    [
+        (
+            "  loop_a:\n    params: {v: a value}\n    value: loop_b(v)\n    unit: x\n    description: d\n"
+            "    source: {doc: t}\n"
+            "  loop_b:\n    params: {v: a value}\n    value: loop_a(v)\n    unit: x\n    description: d\n"
+            "    source: {doc: t}\n",
+            "formulas call each other in a cycle: loop_a -> loop_b -> loop_a",
+        ),
+        (
+            "  unknown:\n    params: {v: a value}\n    value: v + nothing.here\n    unit: x\n    description: d\n"
+            "    source: {doc: t}\n",
+            "formula 'unknown': unknown name 'nothing.here'",
+        ),
+        (
+            "  no_field:\n    params: {t: {item: thing, description: d}}\n    value: t.weight\n    unit: x\n"
+            "    description: d\n    source: {doc: t}\n",
+            "formula 'no_field': catalog 'thing' has no field 'weight' ('t.weight')",
+        ),
+        (
+            "  no_catalog:\n    params: {t: {item: things, description: d}}\n    value: t.size\n    unit: x\n"
+            "    description: d\n    source: {doc: t}\n",
+            "formula 'no_catalog': parameter 't' is an item of catalog 'things', which does not exist",
+        ),
+        (
+            "  arity:\n    params: {v: a value}\n    value: double(v, v)\n    unit: x\n    description: d\n"
+            "    source: {doc: t}\n",
+            "formula 'arity' calls double(v) with 2 argument(s)",
+        ),
+        (
+            "  item_as_value:\n    params: {t: {item: thing, description: d}}\n    value: double(t)\n    unit: x\n"
+            "    description: d\n    source: {doc: t}\n",
+            "formula 'item_as_value': 't' is an item; read one of its fields (t.id)",
+        ),
+        (
+            "  max:\n    params: {v: a value}\n    value: v\n    unit: x\n    description: d\n    source: {doc: t}\n",
+            "formula 'max' has the name of a built-in function",
+        ),
+        ("  unitless:\n    params: {v: a value}\n    value: v\n    description: d\n    source: {doc: t}\n", "unit"),
+    ],
+)
+def test_a_broken_formula_is_a_load_error_at_its_line(tmp_path, formula, message):
+    with pytest.raises(InputError) as info:
+        _formulas(tmp_path, formula, {"calls": CALLS.replace("EXPR", "x")})
+    assert message in str(info.value)
+    assert info.value.first.file == "knowledge/formulas.yaml"
+    assert info.value.first.line is not None and info.value.first.line > 20  # the added formula, not the file's top
+
+
+def test_a_site_gives_its_own_formula(tmp_path):
+    rdir, kdir = write_rulebase(tmp_path / "base", {"calls": CALLS.replace("EXPR", "double(x)")})
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "formulas.yaml").write_text(
+        "formulas:\n  double:\n    params: {v: a number}\n    value: v * 3\n    unit: things\n"
+        "    description: thrice, at this site\n    source: {doc: site}\n"
+    )
+    with Recommender([rdir], [kdir]) as rec:
+        assert rec.recommend({"name": "w", "x": 2})["level1"] == 4
+    with Recommender([rdir], [kdir, site]) as rec:
+        r = rec.recommend({"name": "w", "x": 2})
+        assert r["level1"] == 6
+        assert r.explain("level1")["binding"][0]["formulas"][0]["sources"] == [{"doc": "site"}]

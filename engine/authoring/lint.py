@@ -200,12 +200,51 @@ def _exclusive(rb: Rulebase, a: PlannedRule, b: PlannedRule) -> bool:
     return any(why_never(ta[n] + tb[n], rb.attributes[n].enum) for n in set(ta) & set(tb))
 
 
+def branches(node: ast.AST) -> int:
+    """How many cases the largest chain of conditionals in an expression picks among
+    (``a if x else b if y else c``: 3).
+    """
+    most = 1
+    for n in ast.walk(node):
+        if isinstance(n, ast.IfExp):
+            most = max(most, _chain(n))
+    return most
+
+
+def _chain(n: ast.expr) -> int:
+    if isinstance(n, ast.IfExp):
+        return _chain(n.body) + _chain(n.orelse)
+    return 1
+
+
+def _template_checks(out: _Findings, rule: Rule) -> None:
+    """A placeholder that picks among several texts is several rules written as one."""
+    if "split-cases" in rule.allow:
+        return
+    written = [(x.value, x.span) for x in rule.lets] + [(v, c.span) for c in rule.then for v in c.computed()]
+    for value, span in written:
+        if not isinstance(value, Template):
+            continue
+        for part in value.parts:
+            if isinstance(part, Expr) and (n := branches(part.tree.body)) > 2:
+                shown = part.source if len(part.source) <= 60 else part.source[:57] + "..."
+                out.add(
+                    "warning",
+                    "split-cases",
+                    rule,
+                    span,
+                    f"a placeholder picks among {n} cases: {{{shown}}}",
+                    "split the cases into rules, each with its case's conditions in 'when' and its own text",
+                )
+
+
 def _rulebase_checks(out: _Findings) -> None:
     rb = out.rb
     readers = rb.readers()
     for planned in rb.rules.values():
         _variant_checks(out, planned)
         rule = planned.rule
+        _template_checks(out, rule)
         if _has_number(rule) and not any(s.quote or s.url or s.note for s in rule.sources):
             out.add(
                 "warning",

@@ -67,6 +67,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import EngineUnavailable, RuleBug
+from ..lang import expr as X
 from ..lang import semantics as S
 from ..lang.ir import ORDERING, AttrCond, Attribute, FieldCond, ItemCond, Not, Ref, Simple, Test
 from ..plan.resolve import PlannedRule, Variant
@@ -214,7 +215,8 @@ class _Translator:
         node = ref.expr.tree.body
         single = isinstance(node, (ast.Name, ast.Attribute))
         if single and want != "number":
-            return self._name(ref.expr.source, plan, attr_alias, want)
+            dotted = X.dotted(node)  # not the source: an expanded ref (a let read) is written otherwise
+            return None if dotted is None or dotted in X.WORDS else self._name(dotted, plan, attr_alias, want)
         return self._arith(node, plan, attr_alias) if want == "number" else None
 
     def _name(self, dotted: str, plan: _Plan, attr_alias: Mapping[str, str], want: str) -> Any | None:

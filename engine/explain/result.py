@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from ..lang.ir import Attribute
 from ..load.workload import Workload
 from ..plan.rulebase import Rulebase
 from ..run.session import Conclusion, Firing, Outcome
@@ -171,7 +172,8 @@ class Result:
         contributions = []
         for i, contrib in enumerate(c.contributions):
             f = self.outcome.firings[contrib.firing]
-            rule = rb.rules[contrib.rule].rule
+            planned = rb.rules[contrib.rule]
+            rule = planned.rule
             contributions.append(
                 {
                     "rule": rule.id,
@@ -187,6 +189,8 @@ class Result:
                     "lets": dict(f.lets),
                 }
             )
+            if planned.calls:
+                contributions[-1]["formulas"] = self._formula_calls(f)
         binding = [x for x in contributions if x["binding"]]
         return {
             "attribute": attr,
@@ -200,6 +204,19 @@ class Result:
             "binding": binding,
             "beaten": [x for x in contributions if not x["binding"]],
         }
+
+    def _formula_calls(self, f: Firing) -> list[dict[str, Any]]:
+        """The formula calls of a firing's rule, computed from what the firing read; a unit that
+        names an attribute (``{price.currency}``) shows its value.
+        """
+        rb = self.rulebase
+        items = {alias: rb.catalogs[cat].items[iid] for alias, (cat, iid) in f.items.items()}
+        calls = rb.rules[f.rule].formula_calls(f.attrs, items, f.lets)
+        for call in calls:
+            unit = call["unit"]
+            if "{" in unit:
+                call["unit"] = Attribute("formula", "number", "", unit=unit).unit_for(self.outcome.values)
+        return calls
 
     def explain_tree(self, attr: str, depth: int | None = None) -> dict[str, Any]:
         """The derivation of ``attr`` down to the input facts (or ``depth`` levels)."""

@@ -159,7 +159,7 @@ class _Failures:
 
     def list(self, conditions: tuple[Condition, ...] | None = None, top: bool = True) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
-        conds = self.rule.rule.when if conditions is None else conditions
+        conds = self.rule.when if conditions is None else conditions
         for i, cond in enumerate(conds):
             if isinstance(cond, AnyOf):
                 branches = [self.list(branch, False) for branch in cond.branches]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any, Protocol
 
 from ..errors import InputError
@@ -37,43 +37,55 @@ class Doc(Protocol):
 _KEYWORDS = ("item", "not", "any")
 
 
-def parse_when(doc: Doc, raw: list[Any], path: NodePath = ("when",)) -> tuple[Condition, ...]:
-    """Every condition of a rule's ``when`` (or a base's), with positions in ``doc``."""
-    return tuple(_condition(doc, c, (*path, i)) for i, c in enumerate(raw))
+def parse_when(
+    doc: Doc, raw: list[Any], path: NodePath = ("when",), formulas: Collection[str] = ()
+) -> tuple[Condition, ...]:
+    """Every condition of a rule's ``when`` (or a base's), with positions in ``doc``; ``formulas``
+    names the named formulas a ref may call.
+    """
+    return tuple(_Parser(doc, formulas).condition(c, (*path, i)) for i, c in enumerate(raw))
 
 
-def _condition(doc: Doc, raw: dict[str, Any], path: NodePath) -> Condition:
-    if "any" in raw:
-        branches = tuple(
-            tuple(_simple(doc, c, (*path, "any", j, m)) for m, c in enumerate(branch))
-            for j, branch in enumerate(raw["any"])
+class _Parser:
+    def __init__(self, doc: Doc, formulas: Collection[str]) -> None:
+        self.doc, self.formulas = doc, formulas
+
+    def condition(self, raw: dict[str, Any], path: NodePath) -> Condition:
+        if "any" in raw:
+            branches = tuple(
+                tuple(self.simple(c, (*path, "any", j, m)) for m, c in enumerate(branch))
+                for j, branch in enumerate(raw["any"])
+            )
+            return AnyOf(branches, self.doc.span(path))
+        return self.simple(raw, path)
+
+    def simple(self, raw: dict[str, Any], path: NodePath) -> Simple:
+        if "not" in raw:
+            inner = raw["not"]
+            where = (*path, "not")
+            cond = self.item(inner, where) if "item" in inner else self.attr(inner, where)
+            return Not(cond, self.doc.span(path))
+        if "item" in raw:
+            return self.item(raw, path)
+        return self.attr(raw, path)
+
+    def item(self, raw: dict[str, Any], path: NodePath) -> ItemCond:
+        doc = self.doc
+        where = tuple(
+            FieldCond(
+                name,
+                tests_of(doc, t, (*path, "where", name), self.formulas),
+                doc.span((*path, "where", name), key=True),
+            )
+            for name, t in (raw.get("where") or {}).items()
         )
-        return AnyOf(branches, doc.span(path))
-    return _simple(doc, raw, path)
+        return ItemCond(raw["item"], raw["as"], where, doc.span((*path, "item")))
 
-
-def _simple(doc: Doc, raw: dict[str, Any], path: NodePath) -> Simple:
-    if "not" in raw:
-        inner = raw["not"]
-        where = (*path, "not")
-        cond = _item(doc, inner, where) if "item" in inner else _attr(doc, inner, where)
-        return Not(cond, doc.span(path))
-    if "item" in raw:
-        return _item(doc, raw, path)
-    return _attr(doc, raw, path)
-
-
-def _item(doc: Doc, raw: dict[str, Any], path: NodePath) -> ItemCond:
-    where = tuple(
-        FieldCond(name, tests_of(doc, t, (*path, "where", name)), doc.span((*path, "where", name), key=True))
-        for name, t in (raw.get("where") or {}).items()
-    )
-    return ItemCond(raw["item"], raw["as"], where, doc.span((*path, "item")))
-
-
-def _attr(doc: Doc, raw: dict[str, Any], path: NodePath) -> AttrCond:
-    ((name, tests),) = raw.items()
-    return AttrCond(name, tests_of(doc, tests, (*path, name)), doc.span((*path, name), key=True))
+    def attr(self, raw: dict[str, Any], path: NodePath) -> AttrCond:
+        ((name, tests),) = raw.items()
+        return AttrCond(
+            name, tests_of(self.doc, tests, (*path, name), self.formulas), self.doc.span((*path, name), key=True)
+        )
 
 
 def is_test_map(tests: Any) -> bool:
@@ -81,10 +93,10 @@ def is_test_map(tests: Any) -> bool:
     return isinstance(tests, dict) and set(tests) != {"ref"}
 
 
-def tests_of(doc: Doc, tests: Any, path: NodePath) -> tuple[Test, ...]:
+def tests_of(doc: Doc, tests: Any, path: NodePath, formulas: Collection[str] = ()) -> tuple[Test, ...]:
     """The tests a value is put to; a bare value or ``{ref: ...}`` means ``eq``."""
     if not is_test_map(tests):
-        return (Test("eq", _operand(doc, tests, path), doc.span(path)),)
+        return (Test("eq", _operand(doc, tests, path, formulas), doc.span(path)),)
     out = []
     for op, value in tests.items():
         if op not in OPS:  # pragma: no cover - the rule schema allows only these
@@ -96,15 +108,15 @@ def tests_of(doc: Doc, tests: Any, path: NodePath) -> tuple[Test, ...]:
         elif op in ("exists", "empty"):
             operand = bool(value)
         else:
-            operand = _operand(doc, value, where)
+            operand = _operand(doc, value, where, formulas)
         out.append(Test(op, operand, doc.span(where)))
     return tuple(out)
 
 
-def _operand(doc: Doc, value: Any, path: NodePath) -> Operand:
+def _operand(doc: Doc, value: Any, path: NodePath, formulas: Collection[str]) -> Operand:
     if isinstance(value, dict) and "ref" in value:
         try:
-            return Ref(X.parse(value["ref"]))
+            return Ref(X.parse(value["ref"], formulas))
         except X.ExprError as exc:
             line, col = doc.where((*path, "ref"))
             raise InputError(

@@ -23,7 +23,7 @@ import ast
 import math
 import operator
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -207,11 +207,17 @@ class Expr:
     source: str
     names: frozenset[str]  # dotted names read, e.g. {"size.total", "s.capacity"}
     tree: ast.Expression
+    # calls of names that are not built-in functions (named formulas), with their 1-based columns;
+    # ``parse`` admits them only where its caller knows such names, and planning expands them
+    calls: tuple[tuple[str, int], ...] = ()
 
     def bind(self, resolve: Resolver) -> Getter:
         """Compile to a closure; ``resolve(dotted)`` turns a name into a getter. Evaluations in
         one ``env`` mapping share one budget of work (see the module's docstring).
         """
+        if self.calls:
+            name, col = self.calls[0]
+            raise ExprError(f"'{name}' is not expanded: a formula is called outside a rule", col)
         return _budgeted(_Compiler(resolve).compile(self.tree.body))
 
     @property
@@ -222,20 +228,30 @@ class Expr:
 
 @dataclass(frozen=True, eq=False)
 class Template:
-    """Text with ``{expression}`` placeholders."""
+    """Text with ``{expression}`` placeholders; ``{expression:unit}`` writes the value with its unit."""
 
     source: str
     parts: tuple[str | Expr, ...]
+    units: frozenset[int] = frozenset()  # the indices of the parts written {expression:unit}
 
     @property
     def names(self) -> frozenset[str]:
         """Every dotted name the placeholders read."""
         return frozenset(n for p in self.parts if isinstance(p, Expr) for n in p.names)
 
-    def bind(self, resolve: Resolver) -> Getter:
-        """Compile to a closure; one placeholder alone gives its value, anything else text."""
+    @property
+    def calls(self) -> tuple[tuple[str, int], ...]:
+        """The formulas the placeholders call."""
+        return tuple(c for p in self.parts if isinstance(p, Expr) for c in p.calls)
+
+    def bind(self, resolve: Resolver, units: Mapping[int, Getter] | None = None) -> Getter:
+        """Compile to a closure; one placeholder alone gives its value, anything else text.
+        ``units`` gives, for each part written ``{expression:unit}``, a getter of its unit's text.
+        """
         bound: list[str | Getter] = [p if isinstance(p, str) else p.bind(resolve) for p in self.parts]
-        if len(bound) == 1 and not isinstance(bound[0], str):
+        for k, unit in (units or {}).items():
+            bound[k] = _with_unit(bound[k], unit)  # type: ignore[arg-type]
+        if len(bound) == 1 and not isinstance(bound[0], str) and not self.units:
             return bound[0]  # one placeholder alone: the value itself
         if all(isinstance(b, str) for b in bound):
             literal = "".join(b for b in bound if isinstance(b, str))
@@ -249,6 +265,17 @@ class Template:
             return out
 
         return _budgeted(render)
+
+
+def _with_unit(value: Getter, unit: Getter) -> Getter:
+    """A placeholder's text followed by its unit, as reports write a quantity (``12,196 GB``)."""
+
+    def run(env: dict[str, Any]) -> str:
+        shown = _text(value(env))
+        u = unit(env)
+        return f"{shown} {u}" if u and shown else shown
+
+    return run
 
 
 _BUDGET_KEY = "$steps"  # where an env mapping keeps the work its evaluations may still do
@@ -270,9 +297,12 @@ def _budgeted(inner: Getter) -> Getter:
     return run
 
 
-def parse_template(source: str) -> Template:
-    """Parse text with {placeholders}; raises ExprError with the column of the fault."""
+def parse_template(source: str, formulas: Collection[str] = ()) -> Template:
+    """Parse text with {placeholders}; raises ExprError with the column of the fault. ``formulas``
+    names the named formulas a placeholder may call.
+    """
     parts: list[str | Expr] = []
+    units: set[int] = set()  # the parts written {expr:unit}
     buf: list[str] = []
     i, n = 0, len(source)
     while i < n:
@@ -308,16 +338,49 @@ def parse_template(source: str) -> Template:
         if buf:
             parts.append("".join(buf))
             buf = []
-        try:
-            parts.append(parse(source[start:j]))
-        except ExprError as exc:
-            raise ExprError(
-                f"in placeholder {{{source[start:j]}}}: {exc.message}", start + (exc.col or 1), exc.help
-            ) from None
+        expr, unit = _placeholder(source, start, j, formulas)
+        if unit:
+            units.add(len(parts))
+        parts.append(expr)
         i = j + 1
     if buf or not parts:
         parts.append("".join(buf))
-    return Template(source, tuple(parts))
+    return Template(source, tuple(parts), frozenset(units))
+
+
+def _placeholder(source: str, start: int, end: int, formulas: Collection[str]) -> tuple[Expr, bool]:
+    """The expression of the placeholder at source[start:end], and whether it is written ``:unit``."""
+    inner, spec = _spec(source[start:end])
+    if spec is not None and spec.strip() != "unit":
+        raise ExprError(
+            f"in placeholder {{{source[start:end]}}}: unknown format ':{spec.strip()}'",
+            start + len(inner) + 1,
+            "the one format is ':unit' (the value with its declared unit: {size.total:unit})",
+        )
+    try:
+        return parse(inner, formulas), spec is not None
+    except ExprError as exc:
+        raise ExprError(
+            f"in placeholder {{{source[start:end]}}}: {exc.message}", start + (exc.col or 1), exc.help
+        ) from None
+
+
+def _spec(text: str) -> tuple[str, str | None]:
+    """A placeholder's expression and its format (after a ':' outside quotes and brackets), if any."""
+    quote, depth = None, 0
+    for k, c in enumerate(text):
+        if quote:
+            if c == quote:
+                quote = None
+        elif c in "'\"":
+            quote = c
+        elif c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        elif c == ":" and depth == 0:
+            return text[:k], text[k + 1 :]
+    return text, None
 
 
 def dotted(node: ast.AST) -> str | None:
@@ -332,8 +395,41 @@ def dotted(node: ast.AST) -> str | None:
     return None
 
 
-def parse(source: object) -> Expr:
-    """Parse and check an expression; raises ExprError on anything not allowed."""
+def parse(source: object, formulas: Collection[str] = ()) -> Expr:
+    """Parse and check an expression; raises ExprError on anything not allowed. ``formulas``
+    names the functions a rule may call besides the built-in ones (the named formulas).
+    """
+    parsed = _parse(source)
+    for name, col in parsed.calls:
+        if name not in formulas:
+            also = f"; the formulas: {', '.join(sorted(formulas))}" if formulas else ""
+            raise ExprError(
+                f"'{name}' cannot be called: only the listed functions can",
+                col,
+                f"the functions are: {', '.join(sorted(FUNCTIONS))}{also}",
+            )
+    return parsed
+
+
+def names_of(tree: ast.AST) -> frozenset[str]:
+    """Every dotted name a checked tree reads (an expanded tree's, for one)."""
+    return frozenset(_names(tree))
+
+
+def _names(node: ast.AST) -> set[str]:
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        name = dotted(node)
+        if name is not None:
+            return set() if name in WORDS else {name}
+    if isinstance(node, ast.Call):  # the function's name is not read
+        return set().union(*(_names(a) for a in node.args)) if node.args else set()
+    out: set[str] = set()
+    for child in ast.iter_child_nodes(node):
+        out |= _names(child)
+    return out
+
+
+def _parse(source: object) -> Expr:
     if isinstance(source, bool):
         source = "true" if source else "false"
     elif not isinstance(source, str):
@@ -350,10 +446,11 @@ def parse(source: object) -> Expr:
             1,
             "compute intermediate values with 'let', or split the rule",
         )
+    calls: list[tuple[str, int]] = []
     try:
         tree = ast.parse(text, mode="eval")
         names: set[str] = set()
-        _check(tree.body, names, 0)
+        _check(tree.body, names, 0, calls)
     except SyntaxError as exc:
         raise ExprError(
             f"cannot parse expression: {exc.msg}",
@@ -364,7 +461,7 @@ def parse(source: object) -> Expr:
         raise ExprError(
             f"the expression nests deeper than {MAX_DEPTH} levels", 1, "compute intermediate values with 'let'"
         ) from None
-    parsed = Expr(text, frozenset(names), tree)
+    parsed = Expr(text, frozenset(names), tree, tuple(calls))
     if len(_PARSED) >= _PARSED_MAX:
         _PARSED.clear()
     _PARSED[text] = parsed
@@ -403,7 +500,7 @@ _ALLOWED = (
 )
 
 
-def _check(node: ast.AST, names: set[str], depth: int) -> None:
+def _check(node: ast.AST, names: set[str], depth: int, calls: list[tuple[str, int]]) -> None:
     if depth > MAX_DEPTH:
         raise RecursionError
     col = getattr(node, "col_offset", None)
@@ -435,24 +532,31 @@ def _check(node: ast.AST, names: set[str], depth: int) -> None:
         names.add(name)
         return
     if isinstance(node, ast.Call):
-        if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
-            fname = dotted(node.func) or ast.unparse(node.func)
-            raise ExprError(
-                f"'{fname}' cannot be called: only the listed functions can",
-                col,
-                f"the functions are: {', '.join(sorted(FUNCTIONS))}",
-            )
-        if node.keywords:
-            raise ExprError("keyword arguments are not supported", col, "pass arguments by position")
-        for arg in node.args:
-            _check(arg, names, depth + 1)
+        _check_call(node, names, depth, calls, col)
         return
     if isinstance(node, ast.Constant):
         if not isinstance(node.value, (int, float, str, bool)) and node.value is not None:
             raise ExprError(f"literal {node.value!r} is not allowed", col)
         return
     for child in ast.iter_child_nodes(node):
-        _check(child, names, depth + 1)
+        _check(child, names, depth + 1, calls)
+
+
+def _check_call(node: ast.Call, names: set[str], depth: int, calls: list[tuple[str, int]], col: int | None) -> None:
+    func = node.func
+    if not isinstance(func, ast.Name) or func.id.startswith("_") or func.id in WORDS:
+        fname = dotted(func) or ast.unparse(func)
+        raise ExprError(
+            f"'{fname}' cannot be called: only the listed functions can",
+            col,
+            f"the functions are: {', '.join(sorted(FUNCTIONS))}",
+        )
+    if func.id not in FUNCTIONS:
+        calls.append((func.id, col or 1))
+    if node.keywords:
+        raise ExprError("keyword arguments are not supported", col, "pass arguments by position")
+    for arg in node.args:
+        _check(arg, names, depth + 1, calls)
 
 
 def _bounded(value: Any, what: str) -> Any:

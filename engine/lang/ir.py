@@ -211,6 +211,7 @@ class Rule:
     test_file: str | None = None
     overlay: str | None = None
     keys: Mapping[str, Span] = field(default_factory=dict)  # where each top-level key of the file is
+    allow: Mapping[str, str] = field(default_factory=dict)  # lint finding code -> why the rule keeps it
 
     @property
     def writes(self) -> tuple[str, ...]:
@@ -224,6 +225,37 @@ class Rule:
     def computed(self) -> tuple[Computed, ...]:
         """Every expression and template the rule's ``let`` and ``then`` evaluate."""
         return tuple(x.value for x in self.lets) + tuple(v for c in self.then for v in c.computed())
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """A parameter of a named formula: a value, or an item of a catalog (``item: box``)."""
+
+    name: str
+    description: str
+    item: str | None = None  # the catalog of an item parameter, read by its fields (box.width)
+
+
+@dataclass(frozen=True, slots=True)
+class Formula:
+    """A named formula (``knowledge/formulas.yaml``): parameters, an expression over them (and over
+    attributes and constants), its unit, a description and its sources. A call is expanded where it
+    is written (planning substitutes each argument for its parameter), so a formula means exactly
+    its expression.
+    """
+
+    name: str
+    params: tuple[Param, ...]
+    value: Expr
+    unit: str
+    description: str
+    sources: tuple[Source, ...]
+    span: Span
+
+    @property
+    def signature(self) -> str:
+        """``name(a, b)``."""
+        return f"{self.name}({', '.join(p.name for p in self.params)})"
 
 
 AttrType = Literal["number", "integer", "string", "boolean", "list", "record", "scalar"]

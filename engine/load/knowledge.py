@@ -9,7 +9,8 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import InputError, hint
-from ..lang.ir import Attribute, AttrType, Catalog, CatalogField, InputValue, Item, Value
+from ..lang import expr as X
+from ..lang.ir import Attribute, AttrType, Catalog, CatalogField, Formula, InputValue, Item, Param, Value
 from .rules import sources_of
 from .schema import check, engine_schema
 from .yamlsrc import Doc
@@ -32,11 +33,11 @@ def _type_ok(value: Any, t: str) -> bool:
 
 
 def kind_of(doc: Doc) -> str | None:
-    """'catalog', 'constants', 'import' (an import mapping) or 'infer' (input inference) by the
-    file's top-level keys, or None when it is none of them.
+    """'catalog', 'constants', 'formulas', 'import' (an import mapping) or 'infer' (input inference)
+    by the file's top-level keys, or None when it is none of them.
     """
     if isinstance(doc.data, dict):
-        for kind in ("catalog", "constants", "import", "infer"):
+        for kind in ("catalog", "constants", "formulas", "import", "infer"):
             if kind in doc.data:
                 return kind
     return None
@@ -288,6 +289,57 @@ def load_constants(
         source = sources_of(c["source"])
         detail = "; ".join(filter(None, (_source_text(s.as_dict()) for s in source)))
         values[full] = InputValue(value, "constant", f"{doc.file}:{span.line}: {detail}", span.line)
+
+
+def load_formulas(doc: Doc, errors: list[InputError], formulas: dict[str, Formula]) -> None:
+    """Named formulas into ``formulas``; a later file's formula of a name replaces an earlier one's
+    (a site's own). What a formula reads is checked when the rules are planned (``plan.formulas``).
+    """
+    found = check(doc, engine_schema("formulas"), "the named formulas")
+    if found:
+        errors.extend(found)
+        return
+    names = set(formulas) | set(doc.data["formulas"])
+    for name, f in doc.data["formulas"].items():
+        if name in X.FUNCTIONS:
+            errors.append(
+                doc.error(
+                    ("formulas", name),
+                    f"formula '{name}' has the name of a built-in function",
+                    f"rename it; the functions are: {', '.join(sorted(X.FUNCTIONS))}",
+                    key=True,
+                )
+            )
+            continue
+        params = tuple(
+            Param(p, v) if isinstance(v, str) else Param(p, v["description"], v.get("item"))
+            for p, v in f["params"].items()
+        )
+        try:
+            value = X.parse(f["value"], names)
+        except X.ExprError as exc:
+            line, col = doc.where(("formulas", name, "value"))
+            raw = f["value"]
+            errors.append(
+                InputError(
+                    f"formula '{name}': {exc.message}",
+                    file=doc.file,
+                    line=line,
+                    col=(col + exc.col - 1) if col and exc.col and isinstance(raw, str) else col,
+                    snippet=doc.line_text(line),
+                    help=exc.help,
+                )
+            )
+            continue
+        formulas[name] = Formula(
+            name=name,
+            params=params,
+            value=value,
+            unit=f["unit"],
+            description=f["description"],
+            sources=sources_of(f["source"]),
+            span=doc.span(("formulas", name), key=True),
+        )
 
 
 def _source_text(s: Mapping[str, str]) -> str:

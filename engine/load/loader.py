@@ -15,10 +15,10 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import InputError, Problems, hint
-from ..lang.ir import Attribute, Catalog, InputValue, Rule
+from ..lang.ir import Attribute, Catalog, Formula, InputValue, Rule
 from .attributes import ATTRIBUTES_FILE, load_attributes
 from .imports import ImportMapping, Inference, load_import, load_inference
-from .knowledge import kind_of, load_catalog, load_constants
+from .knowledge import kind_of, load_catalog, load_constants, load_formulas
 from .limits import limits
 from .resources import data_dir
 from .rules import BASE_SUFFIX, Base, load_base, load_rule
@@ -48,6 +48,7 @@ class Loaded:
     overlays: tuple[Mapping[str, Any], ...] = ()
     imports: Mapping[str, ImportMapping] = field(default_factory=dict)
     inferences: Mapping[str, Inference] = field(default_factory=dict)
+    formulas: Mapping[str, Formula] = field(default_factory=dict)
 
 
 @dataclass
@@ -133,7 +134,8 @@ def load_rulebase_files(
     overlays: list[Mapping[str, Any]] = []
     imports: dict[str, ImportMapping] = {}
     inferences: dict[str, Inference] = {}
-    catalogs = _knowledge(reader, kdirs, attributes, constants, overlays, imports, inferences)
+    formulas: dict[str, Formula] = {}
+    catalogs = _knowledge(reader, kdirs, attributes, constants, overlays, imports, inferences, formulas)
     inputs = _workload_schema(reader, kdirs)
     reader.errors.extend(inputs.attach(imports, inferences))
     for a in inputs.attributes():
@@ -147,7 +149,7 @@ def load_rulebase_files(
     if reader.errors:
         raise Problems(reader.errors)
     bases = _bases(reader, rdirs)
-    rules = _rules(reader, rdirs, attributes, bases, overlays)
+    rules = _rules(reader, rdirs, attributes, bases, overlays, frozenset(formulas))
     if reader.errors:
         raise Problems(reader.errors)
     digest = hashlib.sha256()
@@ -166,6 +168,7 @@ def load_rulebase_files(
         overlays=tuple(overlays),
         imports=MappingProxyType(imports),
         inferences=MappingProxyType(inferences),
+        formulas=MappingProxyType(formulas),
     )
 
 
@@ -177,6 +180,7 @@ def _knowledge(
     overlays: list[Mapping[str, Any]],
     imports: dict[str, ImportMapping],
     inferences: dict[str, Inference],
+    formulas: dict[str, Formula],
 ) -> dict[str, Catalog]:
     catalogs: dict[str, Catalog] = {}
     home: dict[str, Path] = {}
@@ -190,6 +194,9 @@ def _knowledge(
             kind = kind_of(doc)
             if kind == "constants":
                 load_constants(doc, reader.errors, attributes, constants)
+                continue
+            if kind == "formulas":
+                load_formulas(doc, reader.errors, formulas)
                 continue
             if kind == "import":
                 name = doc.data.get("import")
@@ -207,8 +214,8 @@ def _knowledge(
                 reader.errors.append(
                     InputError(
                         "a knowledge file must be a mapping with catalog, fields and "
-                        "items (or a constants file with 'constants', an import mapping "
-                        "with 'import', an inference file with 'infer')",
+                        "items (or a constants file with 'constants', a formulas file with 'formulas', "
+                        "an import mapping with 'import', an inference file with 'infer')",
                         file=doc.file,
                         line=1,
                         col=1,
@@ -295,6 +302,7 @@ def _rules(
     attributes: Mapping[str, Attribute],
     bases: Mapping[str, Base],
     overlays: list[Mapping[str, Any]],
+    formulas: frozenset[str] = frozenset(),
 ) -> dict[str, Rule]:
     """Rules by id; a later directory adds rules, replaces one by id, or disables some (_overlay.yaml)."""
     rules: dict[str, Rule] = {}
@@ -323,6 +331,7 @@ def _rules(
                 reader.errors,
                 overlay=root.name if n > 0 else None,
                 test_file=str(test) if has_test else None,
+                formulas=formulas,
             )
             _tag(reader.errors, mark, path.stem)
             if rule is None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -60,16 +60,18 @@ def _sha(doc: Doc) -> str:
     return hashlib.sha256(doc.text.encode("utf-8")).hexdigest()
 
 
-def _computed(doc: Doc, path: NodePath, raw: Any, text: bool) -> Computed:
-    """A ``let``/``then`` value: text with {placeholders} for text attributes, else an expression."""
+def _computed(doc: Doc, path: NodePath, raw: Any, text: bool, formulas: Collection[str] = ()) -> Computed:
+    """A ``let``/``then`` value: text with {placeholders} (for a text attribute, or any string with a
+    '{'), else an expression.
+    """
     owner = doc.data.get("id") or doc.data.get("base")
     kind = "rule" if "id" in doc.data else "base"
     try:
-        if text and isinstance(raw, str):
-            return X.parse_template(raw)
+        if isinstance(raw, str) and (text or "{" in raw):
+            return X.parse_template(raw, formulas)
         if text and isinstance(raw, list):
             raise X.ExprError("give one text (a template) per rule; a list attribute collects them", 1)
-        return X.parse(raw)
+        return X.parse(raw, formulas)
     except X.ExprError as exc:
         line, col = doc.where(path)
         raise InputError(
@@ -85,24 +87,26 @@ def _computed(doc: Doc, path: NodePath, raw: Any, text: bool) -> Computed:
 class _Parts:
     """The pieces of one rule or base, parsed, with the document each came from."""
 
-    def __init__(self, doc: Doc, attributes: Mapping[str, Attribute]) -> None:
+    def __init__(self, doc: Doc, attributes: Mapping[str, Attribute], formulas: Collection[str]) -> None:
         data = doc.data
         self.doc = doc
-        self.when: list[Condition] = list(parse_when(doc, data.get("when") or []))
+        self.when: list[Condition] = list(parse_when(doc, data.get("when") or [], formulas=formulas))
         self.lets: dict[str, Let] = {}
         for name, raw in (data.get("let") or {}).items():
-            self.lets[name] = Let(name, _computed(doc, ("let", name), raw, False), doc.span(("let", name), key=True))
+            value = _computed(doc, ("let", name), raw, False, formulas)
+            self.lets[name] = Let(name, value, doc.span(("let", name), key=True))
         self.then: dict[str, Conclusion] = {}
         for name, raw in (data.get("then") or {}).items():
             attr = attributes.get(name)
             span = doc.span(("then", name), key=True)
             if isinstance(raw, dict):
                 fields = tuple(
-                    (k, _computed(doc, ("then", name, k), v, bool(attr and attr.takes_text(k)))) for k, v in raw.items()
+                    (k, _computed(doc, ("then", name, k), v, bool(attr and attr.takes_text(k)), formulas))
+                    for k, v in raw.items()
                 )
                 self.then[name] = Conclusion(name, None, fields, span)
             else:
-                value = _computed(doc, ("then", name), raw, bool(attr and attr.takes_text()))
+                value = _computed(doc, ("then", name), raw, bool(attr and attr.takes_text()), formulas)
                 self.then[name] = Conclusion(name, value, None, span)
         self.sources = sources_of(data["source"]) if "source" in data else ()
         self.priority: int | None = data.get("priority")
@@ -166,6 +170,7 @@ def load_rule(
     *,
     overlay: str | None = None,
     test_file: str | None = None,
+    formulas: Collection[str] = (),
 ) -> Rule | None:
     """One rule file, its base expanded; problems go to ``errors`` and give None."""
     if not isinstance(doc.data, dict):
@@ -195,8 +200,8 @@ def load_rule(
         return None
     try:
         chain = _base_chain(doc, d.get("extends"), bases)
-        mine = _Parts(doc, attributes)
-        parts = [_Parts(b.doc, attributes) for b in chain] + [mine]
+        mine = _Parts(doc, attributes, formulas)
+        parts = [_Parts(b.doc, attributes, formulas) for b in chain] + [mine]
         when: tuple[Condition, ...] = ()
         lets: dict[str, Let] = {}
         then: tuple[Conclusion, ...] = ()
@@ -243,6 +248,7 @@ def load_rule(
         test_file=test_file,
         overlay=overlay,
         keys=MappingProxyType({k: doc.span((k,), key=True) for k in d}),
+        allow=MappingProxyType(dict(d.get("allow") or {})),
     )
 
 

@@ -8,6 +8,7 @@ into getters over an environment ``{"attrs": ..., "items": ..., "lets": ...}``.
 
 from __future__ import annotations
 
+import ast
 import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -16,14 +17,19 @@ from typing import Any
 
 from ..errors import hint
 from ..lang import expr as X
+from ..lang.expand import Expander
 from ..lang.ir import (
     MEMBERSHIP,
+    UNIT_NAME,
     AnyOf,
     AttrCond,
     Attribute,
     Catalog,
     Computed,
     Conclusion,
+    Condition,
+    FieldCond,
+    Formula,
     ItemCond,
     Let,
     Not,
@@ -50,6 +56,18 @@ class Variant:
 
 
 @dataclass(frozen=True)
+class FormulaCall:
+    """A call of a named formula written in a rule's ``let`` or ``then``, bound for ``explain``:
+    its arguments and its value, computed in a firing's environment.
+    """
+
+    formula: Formula
+    text: str  # the call as written
+    args: tuple[Getter, ...]
+    value: Getter
+
+
+@dataclass(frozen=True)
 class PlannedRule:
     """A rule ready to run: its IR, its variants, its bound expressions and its place in the order."""
 
@@ -60,6 +78,9 @@ class PlannedRule:
     lets: tuple[tuple[str, Getter], ...]  # in dependency order
     outputs: tuple[tuple[str, Output], ...]
     stratum: int = 0
+    # the conditions with formula calls and let names expanded (what is matched; rule.when is as written)
+    when: tuple[Condition, ...] = ()
+    calls: tuple[FormulaCall, ...] = ()  # formula calls of the lets and conclusions, for explain
 
     @property
     def id(self) -> str:
@@ -70,6 +91,37 @@ class PlannedRule:
     def writes(self) -> tuple[str, ...]:
         """The attributes the rule concludes."""
         return self.rule.writes
+
+    def formula_calls(
+        self, attrs: Mapping[str, Any], items: Mapping[str, Any], lets: Mapping[str, Any]
+    ) -> list[dict[str, Any]]:
+        """The formula calls of a firing (its attribute values, items and lets): each formula, the
+        call as written, its arguments and its value; a call that cannot be computed on its own (in
+        a branch the firing did not take) is left out.
+        """
+        env = environment(attrs, items, lets)
+        out = []
+        for c in self.calls:
+            try:
+                args = {p.name: g(env) for p, g in zip(c.formula.params, c.args, strict=True)}
+                value = c.value(env)
+            except (X.ExprError, ArithmeticError, TypeError, ValueError, KeyError):
+                continue
+            f = c.formula
+            out.append(
+                {
+                    "formula": f.name,
+                    "call": c.text,
+                    "args": args,
+                    "value": value,
+                    "unit": f.unit,
+                    "description": f.description,
+                    "sources": [s.as_dict() for s in f.sources],
+                    "file": f.span.file,
+                    "line": f.span.line,
+                }
+            )
+        return out
 
 
 class _Fault(Exception):
@@ -98,11 +150,13 @@ class _Resolver:
         attributes: Mapping[str, Attribute],
         catalogs: Mapping[str, Catalog],
         first_words: frozenset[str] | None = None,
+        formulas: Mapping[str, Formula] | None = None,
     ) -> None:
         self.rule = rule
         self.attributes = attributes
         self.catalogs = catalogs
         self.first_words = first_words if first_words is not None else first_words_of(attributes)
+        self.formulas = formulas or {}
 
     def attribute(self, name: str, span: Span) -> Attribute:
         attr = self.attributes.get(name)
@@ -257,10 +311,148 @@ class _Resolver:
                 if kind == "attr":
                     required.add(name)
 
+    # -- formulas and lets in conditions ---------------------------------------------
+    def expanded_when(self) -> tuple[Condition, ...]:
+        """The rule's conditions with formula calls and let names expanded in their refs; a let read
+        before the items it reads are joined is refused here, at the test that reads it.
+        """
+        rule = self.rule
+        joined: dict[str, str] = {}
+        for c in _simple_conditions(rule.when):
+            inner = c.inner if isinstance(c, Not) else c
+            if isinstance(inner, ItemCond):
+                joined.setdefault(inner.alias, inner.catalog)
+        lets = {x.name: x for x in rule.lets}
+        out: list[Condition] = []
+        bound: dict[str, str] = {}
+        for cond in rule.when:
+            if isinstance(cond, AnyOf):
+                branches = []
+                common: set[str] | None = None
+                for branch in cond.branches:
+                    mine = dict(bound)
+                    branches.append(tuple(self._simple(c, mine, lets, joined) for c in branch))
+                    common = set(mine) if common is None else common & set(mine)
+                out.append(AnyOf(tuple(branches), cond.span))
+                bound.update({a: joined[a] for a in sorted(common or ())})
+            else:
+                out.append(self._simple(cond, bound, lets, joined))
+        return tuple(out)
+
+    def _simple(
+        self, cond: Simple, bound: dict[str, str], lets: Mapping[str, Let], joined: Mapping[str, str]
+    ) -> Simple:
+        """One condition, expanded; ``bound`` gains the alias of a positive join."""
+        if isinstance(cond, Not):
+            inner = cond.inner
+            visible = dict(bound, **{inner.alias: inner.catalog}) if isinstance(inner, ItemCond) else bound
+            new_inner = self._tests_of(inner, visible, lets, joined)
+            return cond if new_inner is inner else Not(new_inner, cond.span)
+        if isinstance(cond, ItemCond):
+            visible = dict(bound, **{cond.alias: cond.catalog})
+            bound[cond.alias] = cond.catalog
+            return self._tests_of(cond, visible, lets, joined)
+        return self._tests_of(cond, bound, lets, joined)
+
+    def _tests_of(
+        self, cond: AttrCond | ItemCond, visible: Mapping[str, str], lets: Mapping[str, Let], joined: Mapping[str, str]
+    ) -> AttrCond | ItemCond:
+        if isinstance(cond, AttrCond):
+            tests = tuple(self._test(t, visible, lets, joined) for t in cond.tests)
+            return cond if tests == cond.tests else AttrCond(cond.attribute, tests, cond.span)
+        where = tuple(
+            FieldCond(f.field, tuple(self._test(t, visible, lets, joined) for t in f.tests), f.span) for f in cond.where
+        )
+        return cond if where == cond.where else ItemCond(cond.catalog, cond.alias, where, cond.span)
+
+    def _test(self, t: Test, visible: Mapping[str, str], lets: Mapping[str, Let], joined: Mapping[str, str]) -> Test:
+        if not isinstance(t.operand, Ref):
+            return t
+        expr = t.operand.expr
+        read = sorted({n.split(".")[0] for n in expr.names} & set(lets))
+        if not expr.calls and not read:
+            return t
+        for name in read:
+            if not isinstance(lets[name].value, X.Expr):
+                raise _Fault(
+                    t.span,
+                    f"a condition reads let '{name}', which is a text template",
+                    "a condition compares values: compute the value in a let of its own (without {...})",
+                )
+        exprs = {n: x.value for n, x in lets.items() if isinstance(x.value, X.Expr)}
+        expander = Expander(self.formulas, joined, exprs)
+        try:
+            expanded = expander.expr(expr)
+            for name in read:  # which items each let read here needs
+                needs = expander.tree(name, exprs[name].tree.body).names
+                late = sorted(n for n in needs if n.split(".")[0] in joined and n.split(".")[0] not in visible)
+                if late:
+                    alias = late[0].split(".")[0]
+                    raise _Fault(
+                        t.span,
+                        f"let '{name}' (line {lets[name].span.line}) is read here before '{alias}' is joined: "
+                        f"it reads {late[0]}",
+                        f"move this condition after the join 'as: {alias}', or read here only a let that needs "
+                        "what is joined before it",
+                    )
+        except X.ExprError as exc:
+            raise _Fault(t.span, f"in ref: {exc.message}", exc.help) from None
+        return Test(t.op, Ref(expanded), t.span)
+
+    def expand(self, value: Computed, span: Span, aliases: Mapping[str, str]) -> Computed:
+        """A let's or conclusion's value with its formula calls expanded."""
+        if not self.formulas:
+            return value
+        expander = Expander(self.formulas, aliases)
+        try:
+            if isinstance(value, X.Template):
+                parts = tuple(expander.expr(p) if isinstance(p, X.Expr) else p for p in value.parts)
+                return value if parts == value.parts else X.Template(value.source, parts, value.units)
+            return expander.expr(value)
+        except X.ExprError as exc:
+            raise _Fault(span, exc.message, exc.help) from None
+
+    def calls(
+        self, values: list[tuple[Computed, Span]], aliases: Mapping[str, str], lets: Mapping[str, Any]
+    ) -> tuple[FormulaCall, ...]:
+        """Every formula call written in these values, bound for explain."""
+        out: list[FormulaCall] = []
+        expander = Expander(self.formulas, aliases)
+        for value, span in values:
+            parts = value.parts if isinstance(value, X.Template) else (value,)
+            for part in parts:
+                if not isinstance(part, X.Expr) or not part.calls:
+                    continue
+                for node in ast.walk(part.tree.body):
+                    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+                        continue
+                    f = self.formulas.get(node.func.id)
+                    if f is None:
+                        continue
+                    text = ast.get_source_segment(part.source, node) or ast.unparse(node)
+                    args = []
+                    for p, arg in zip(f.params, node.args, strict=True):
+                        if p.item is not None and isinstance(arg, ast.Name):
+                            arg = ast.Attribute(value=arg, attr="id", ctx=ast.Load())
+                        arg_text = ast.get_source_segment(part.source, arg) or ast.unparse(arg)
+                        args.append(self.bind(expander.tree(arg_text, arg), span, aliases, lets, set()))
+                    value_getter = self.bind(expander.tree(text, node), span, aliases, lets, set())
+                    out.append(FormulaCall(f, text, tuple(args), value_getter))
+        return tuple(out)
+
     # -- let and then ------------------------------------------------------------
     def bind(
-        self, value: Computed, span: Span, aliases: Mapping[str, str], lets: Mapping[str, Any], reads: set[str]
+        self,
+        value: Computed,
+        span: Span,
+        aliases: Mapping[str, str],
+        lets: Mapping[str, Any],
+        reads: set[str],
+        written: Computed | None = None,
     ) -> Getter:
+        """A getter for a value (expanded); ``written`` is the value as written, whose ``{x:unit}``
+        placeholders name the units to show.
+        """
         kinds = {dotted: self.name(dotted, span, aliases, lets, reads) for dotted in sorted(value.names)}
 
         def resolve(dotted: str) -> Getter:
@@ -269,10 +461,69 @@ class _Resolver:
                 return _item_getter(name, rest[0])
             return _walk(_slot("lets" if kind == "let" else "attrs", name), rest, dotted)
 
+        units: dict[int, Getter] = {}
+        if isinstance(value, X.Template) and value.units:
+            source = written if isinstance(written, X.Template) else value
+            for k, unit in self.unit_texts(source, span, aliases, lets).items():
+                units[k] = self.unit_getter(unit, span, aliases, reads)
         try:
-            return value.bind(resolve)
+            return value.bind(resolve, units) if isinstance(value, X.Template) else value.bind(resolve)
         except X.ExprError as exc:  # pragma: no cover - parse already checked the expression
             raise _Fault(span, exc.message, exc.help) from None
+
+    def unit_texts(
+        self, t: X.Template, span: Span, aliases: Mapping[str, str], lets: Mapping[str, Any]
+    ) -> dict[int, str]:
+        """The declared unit of each ``{x:unit}`` placeholder: an attribute's, an item field's or a formula's."""
+        out: dict[int, str] = {}
+        for k in sorted(t.units):
+            part = t.parts[k]
+            assert isinstance(part, X.Expr)
+            node = part.tree.body
+            name = X.dotted(node)
+            unit: str | None = None
+            what = f"'{part.source}'"
+            if name is not None and name.split(".")[0] in lets:
+                what = f"let '{name.split('.')[0]}'"
+            elif name is not None and name.split(".")[0] in aliases:
+                head, _, rest = name.partition(".")
+                declared = self.catalogs[aliases[head]].fields.get(rest)
+                unit = declared.unit if declared else None
+                what = f"field '{rest}' of catalog '{aliases[head]}'"
+            elif name is not None:
+                attr = self.attributes.get(name)
+                unit = attr.unit if attr else None
+                what = f"attribute '{name}'"
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self.formulas:
+                unit = self.formulas[node.func.id].unit
+                what = f"formula '{node.func.id}'"
+            if not unit:
+                raise _Fault(
+                    span,
+                    f"{{{part.source}:unit}}: {what} has no declared unit",
+                    "':unit' shows the declared unit of an attribute, an item's field or a formula call; "
+                    "write the unit in the text otherwise",
+                )
+            out[k] = unit
+        return out
+
+    def unit_getter(self, unit: str, span: Span, aliases: Mapping[str, str], reads: set[str]) -> Getter:
+        """The unit's text; an attribute named in braces (``{price.currency}``) is read for it."""
+        names = UNIT_NAME.findall(unit)
+        if not names:
+            return lambda env: unit
+        for n in names:
+            self.name(n, span, aliases, {}, reads)
+        getters = [_slot("attrs", n) for n in names]
+
+        def get(env: dict[str, Any]) -> str:
+            shown = [g(env) for g in getters]
+            if not all(isinstance(v, str) for v in shown):
+                return ""
+            parts = iter(shown)
+            return UNIT_NAME.sub(lambda m: str(next(parts)), unit)
+
+        return get
 
     def ordered_lets(self) -> list[Let]:
         """``let`` values in an order where each comes after those it reads (file order otherwise)."""
@@ -297,7 +548,14 @@ class _Resolver:
             pending.remove(pick)
         return [lets[n] for n in done]
 
-    def conclusion(self, c: Conclusion, aliases: Mapping[str, str], lets: Mapping[str, Any], reads: set[str]) -> Output:
+    def conclusion(
+        self,
+        c: Conclusion,
+        aliases: Mapping[str, str],
+        lets: Mapping[str, Any],
+        reads: set[str],
+        written: Conclusion | None = None,
+    ) -> Output:
         attr = self.attribute(c.attribute, c.span)
         if attr.given:
             what = "workload input" if attr.input else "named constant"
@@ -312,7 +570,7 @@ class _Resolver:
                     f"e.g. {c.attribute}: {{{', '.join(f'{k}: ...' for k in (attr.fields or attr.key))}}}",
                 )
             assert c.value is not None
-            return self.bind(c.value, c.span, aliases, lets, reads)
+            return self.bind(c.value, c.span, aliases, lets, reads, written.value if written else None)
         if attr.type != "record":
             raise _Fault(c.span, f"'{c.attribute}' is a {attr.type}, not a record", "give one expression")
         given = [k for k, _ in c.fields]
@@ -339,7 +597,13 @@ class _Resolver:
                     f"record for '{c.attribute}' lacks its field '{need}'",
                     f"add '{need}: ...' (the combine policy compares it)",
                 )
-        return tuple((k, self.bind(v, c.span, aliases, lets, reads)) for k, v in c.fields)
+        shown = dict(written.fields or ()) if written else {}
+        return tuple((k, self.bind(v, c.span, aliases, lets, reads, shown.get(k))) for k, v in c.fields)
+
+
+def environment(attrs: Mapping[str, Any], items: Mapping[str, Any], lets: Mapping[str, Any]) -> dict[str, Any]:
+    """What a rule's bound expressions read: attribute values, the items bound by alias, the lets."""
+    return {"attrs": attrs, "items": items, "lets": lets}
 
 
 def _slot(table: str, name: str) -> Getter:
@@ -371,14 +635,26 @@ def first_words_of(attributes: Mapping[str, Attribute]) -> frozenset[str]:
     return frozenset(a.split(".")[0] for a in attributes)
 
 
+def _simple_conditions(when: tuple[Condition, ...]) -> list[Simple]:
+    """Every condition of a ``when``, those inside the branches of an ``any`` included."""
+    out: list[Simple] = []
+    for c in when:
+        if isinstance(c, AnyOf):
+            out.extend(x for branch in c.branches for x in branch)
+        else:
+            out.append(c)
+    return out
+
+
 def plan_rule(
     rule: Rule,
     attributes: Mapping[str, Attribute],
     catalogs: Mapping[str, Catalog],
     first_words: frozenset[str] | None = None,
+    formulas: Mapping[str, Formula] | None = None,
 ) -> PlannedRule:
     """Resolve and bind one rule; raises an InputError at the faulty line."""
-    r = _Resolver(rule, attributes, catalogs, first_words)
+    r = _Resolver(rule, attributes, catalogs, first_words, formulas)
     try:
         return _plan(r, rule)
     except _Fault as f:
@@ -386,7 +662,8 @@ def plan_rule(
 
 
 def _plan(r: _Resolver, rule: Rule) -> PlannedRule:
-    combos = variants_of(rule.when)
+    when = r.expanded_when()
+    combos = variants_of(when)
     if len(combos) > MAX_ALTERNATIVES:
         raise _Fault(
             rule.span,
@@ -409,9 +686,38 @@ def _plan(r: _Resolver, rule: Rule) -> PlannedRule:
             raise _Fault(x.span, f"let name '{x.name}' hides an attribute or alias", "pick another name")
         let_names[x.name] = True
     expr_reads: set[str] = set()
-    lets = tuple((x.name, r.bind(x.value, x.span, common, let_names, expr_reads)) for x in lets_order)
-    outputs = tuple((c.attribute, r.conclusion(c, common, let_names, expr_reads)) for c in rule.then)
+    lets = tuple(
+        (x.name, r.bind(r.expand(x.value, x.span, common), x.span, common, let_names, expr_reads, x.value))
+        for x in lets_order
+    )
+    outputs = tuple(
+        (c.attribute, r.conclusion(_expanded_conclusion(r, c, common), common, let_names, expr_reads, c))
+        for c in rule.then
+    )
+    calls: tuple[FormulaCall, ...] = ()
+    if r.formulas:
+        written = [(x.value, x.span) for x in lets_order] + [(v, c.span) for c in rule.then for v in c.computed()]
+        calls = r.calls(written, common, let_names)
     reads |= expr_reads
     variants = tuple(r.variant(i, conds, expr_reads, reads) for i, conds in enumerate(combos))
     items = {a: c for v in variants for a, c in v.items}
-    return PlannedRule(rule=rule, variants=variants, reads=frozenset(reads), items=items, lets=lets, outputs=outputs)
+    return PlannedRule(
+        rule=rule,
+        variants=variants,
+        reads=frozenset(reads),
+        items=items,
+        lets=lets,
+        outputs=outputs,
+        when=when,
+        calls=calls,
+    )
+
+
+def _expanded_conclusion(r: _Resolver, c: Conclusion, aliases: Mapping[str, str]) -> Conclusion:
+    if not r.formulas:
+        return c
+    if c.fields is not None:
+        fields = tuple((k, r.expand(v, c.span, aliases)) for k, v in c.fields)
+        return Conclusion(c.attribute, None, fields, c.span)
+    assert c.value is not None
+    return Conclusion(c.attribute, r.expand(c.value, c.span, aliases), None, c.span)

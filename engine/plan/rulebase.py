@@ -11,9 +11,10 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import GpusizerError, InputError, Problems, hint
-from ..lang.ir import Attribute, Catalog, InputValue
+from ..lang.ir import Attribute, Catalog, Formula, InputValue
 from ..load.loader import Loaded, load_rulebase_files
 from ..load.workload import InputSchema
+from .formulas import check_formulas
 from .resolve import PlannedRule, first_words_of, plan_rule
 
 
@@ -35,6 +36,7 @@ class Rulebase:
     sha256: str
     files: Mapping[str, str]
     overlays: tuple[Mapping[str, Any], ...]
+    formulas: Mapping[str, Formula] = dataclasses.field(default_factory=dict)
 
     def attribute(self, name: str, where: str = "") -> Attribute:
         """The declared attribute, or an input error naming the closest one (for command-line names)."""
@@ -65,11 +67,14 @@ def load_rulebase(
 def plan(loaded: Loaded) -> Rulebase:
     """Resolve, bind and stratify every loaded rule; errors of all rules are reported together."""
     errors: list[GpusizerError] = list(_unit_errors(loaded.attributes))
+    formula_errors = check_formulas(loaded.formulas, loaded.attributes, loaded.catalogs)
+    if formula_errors:  # a rule calling a broken formula would only repeat its error
+        raise Problems([*errors, *formula_errors])
     planned: dict[str, PlannedRule] = {}
     words = first_words_of(loaded.attributes)
     for rid, rule in loaded.rules.items():
         try:
-            planned[rid] = plan_rule(rule, loaded.attributes, loaded.catalogs, words)
+            planned[rid] = plan_rule(rule, loaded.attributes, loaded.catalogs, words, loaded.formulas)
         except GpusizerError as exc:
             errors.append(exc)
     if errors:
@@ -100,6 +105,7 @@ def plan(loaded: Loaded) -> Rulebase:
         sha256=loaded.sha256,
         files=loaded.files,
         overlays=loaded.overlays,
+        formulas=loaded.formulas,
     )
 
 

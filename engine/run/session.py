@@ -21,7 +21,7 @@ from ..lang import expr as X
 from ..lang import semantics as S
 from ..lang.ir import Attribute, InputValue, Item
 from ..load.workload import Workload
-from ..plan.resolve import PlannedRule
+from ..plan.resolve import PlannedRule, environment
 from ..plan.rulebase import Rulebase
 from .combine import Combined, ConflictError, Contribution, canonical, combine
 
@@ -221,7 +221,7 @@ class _Run:
     def fire(self, rule: PlannedRule, required: tuple[str, ...], items: dict[str, Item]) -> None:
         try:
             attrs = {name: self.values[name] for name in required}
-            env: dict[str, Any] = {"attrs": attrs, "items": items, "lets": {}}
+            env = environment(attrs, items, {})
             for name, let in rule.lets:
                 env["lets"][name] = let(env)
             outputs: dict[str, Any] = {}

@@ -104,7 +104,34 @@ SCHEMA = {
 }
 
 
-def write_rulebase(root: Path, rules: dict[str, str]) -> tuple[Path, Path]:
+FORMULAS = """
+description: test formulas
+formulas:
+  double:
+    params: {v: a number}
+    value: v * 2
+    unit: things
+    description: twice a number
+    source: {doc: test}
+  bigger:
+    params:
+      t: {item: thing, description: a thing}
+      by: how much bigger
+    value: t.size + by + const.ten - 10
+    unit: things
+    description: a thing's size plus some (and a constant, to read one)
+    source: {doc: test}
+  twice_bigger:
+    params:
+      t: {item: thing, description: a thing}
+    value: double(bigger(t, 0))
+    unit: things
+    description: a formula calling formulas, an item passed on
+    source: {doc: test}
+"""
+
+
+def write_rulebase(root: Path, rules: dict[str, str], formulas: str | None = FORMULAS) -> tuple[Path, Path]:
     rdir, kdir = root / "rules", root / "knowledge"
     (rdir / "t").mkdir(parents=True, exist_ok=True)
     kdir.mkdir(parents=True, exist_ok=True)
@@ -113,6 +140,8 @@ def write_rulebase(root: Path, rules: dict[str, str]) -> tuple[Path, Path]:
         (rdir / "t" / f"{name}.yaml").write_text(text)
     (kdir / "things.yaml").write_text(CATALOG)
     (kdir / "constants.yaml").write_text(CONSTANTS)
+    if formulas is not None:
+        (kdir / "formulas.yaml").write_text(formulas)
     (kdir / "workload.schema.json").write_text(json.dumps(SCHEMA))
     return rdir, kdir
 
