@@ -50,6 +50,9 @@ def condition_text(cond: Condition) -> str:
     """One condition in words: 'task ∈ {training, fine-tuning}', 'for each gpu g with price > 0'."""
     if isinstance(cond, AttrCond):
         return _tests(cond.attribute, cond.tests)
+    if isinstance(cond, ItemCond) and cond.members is not None:
+        tests = f" with {_tests(cond.alias, cond.where[0].tests)}" if cond.where else ""
+        return f"for each {cond.alias} in [{', '.join(_operand(m) for m in cond.members)}]{tests}"
     if isinstance(cond, ItemCond):
         return f"for each {cond.catalog} {cond.alias}" + (f" with {_where(cond.where)}" if cond.where else "")
     if isinstance(cond, Not):

@@ -348,15 +348,19 @@ def _why_not_candidate(result: Result, rec_attr: str, field: str, value: Any, de
             contrib = min(matching, key=lambda x: rank_key(a, x.value))
             lost = contrib.value
             key = a.key[0]
+            if isinstance(win.get(key), bool):  # a boolean key: the first field the two differ on decides
+                key = next((k for k in a.key if lost.get(k) != win.get(k)), key)
             diff = lost[key] - win[key]
+            shown = f"{num(lost[key])} vs {num(win[key])} ({'+' if diff >= 0 else ''}{num(diff)})"
+            if isinstance(win.get(key), bool):
+                shown = f"{str(lost[key]).lower()} vs {str(win[key]).lower()} (false first)"
             out = {
                 "kind": "beaten-candidate",
                 "rule": contrib.rule,
                 "candidate": lost,
                 "winner": win,
                 "margin": diff,
-                "message": f"{value!r} was a candidate ({_brief(lost)}) but {win.get(field)!r} won on "
-                f"{key}: {num(lost[key])} vs {num(win[key])} ({'+' if diff >= 0 else ''}{num(diff)})",
+                "message": f"{value!r} was a candidate ({_brief(lost)}) but {win.get(field)!r} won on {key}: {shown}",
             }
             if a.first_by and lost.get(a.first_by) != win.get(a.first_by):
                 out["message"] = (

@@ -7,7 +7,22 @@ from typing import Any, Protocol
 
 from ..errors import InputError
 from . import expr as X
-from .ir import OPS, AnyOf, AttrCond, Condition, FieldCond, ItemCond, Not, Operand, Ref, Simple, Span, Test
+from .ir import (
+    LIST_FIELD,
+    OPS,
+    AnyOf,
+    AttrCond,
+    Condition,
+    FieldCond,
+    ItemCond,
+    Not,
+    Operand,
+    Ref,
+    Simple,
+    Span,
+    Test,
+    list_catalog_name,
+)
 
 NodePath = tuple[str | int, ...]
 
@@ -34,7 +49,7 @@ class Doc(Protocol):
         """An input error at the node at path."""
 
 
-_KEYWORDS = ("item", "not", "any")
+_KEYWORDS = ("item", "each", "not", "any")
 
 
 def parse_when(
@@ -67,7 +82,25 @@ class _Parser:
             return Not(cond, self.doc.span(path))
         if "item" in raw:
             return self.item(raw, path)
+        if "each" in raw:
+            return self.each(raw, path)
         return self.attr(raw, path)
+
+    def each(self, raw: dict[str, Any], path: NodePath) -> ItemCond:
+        """``each: [1, 2, 4, 8]``: a join over the list's catalog, the member tested by ``where``."""
+        doc = self.doc
+        members = tuple(raw["each"])
+        kinds = {type(m) if not isinstance(m, (int, float)) or isinstance(m, bool) else float for m in members}
+        if len(kinds) > 1:
+            raise doc.error(
+                (*path, "each"),
+                "the members of an 'each' list are all numbers, all texts or all booleans",
+                "split the list, or write the numbers as numbers",
+            )
+        tests = tests_of(doc, raw["where"], (*path, "where"), self.formulas) if "where" in raw else ()
+        span = doc.span((*path, "each"), key=True)
+        where = (FieldCond(LIST_FIELD, tests, doc.span((*path, "where"), key=True)),) if tests else ()
+        return ItemCond(list_catalog_name(members), raw["as"], where, span, members)
 
     def item(self, raw: dict[str, Any], path: NodePath) -> ItemCond:
         doc = self.doc

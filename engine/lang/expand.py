@@ -15,7 +15,7 @@ import copy
 from collections.abc import Mapping
 
 from .expr import WORDS, Expr, ExprError, dotted, names_of
-from .ir import Formula
+from .ir import LIST_FIELD, Formula
 
 
 class Expander:
@@ -30,16 +30,18 @@ class Expander:
         formulas: Mapping[str, Formula],
         aliases: Mapping[str, str] | None = None,
         lets: Mapping[str, Expr] | None = None,
+        members: frozenset[str] = frozenset(),
     ) -> None:
         self.formulas = formulas
         self.aliases = aliases
         self.lets = lets or {}
+        self.members = members  # aliases of lists ranged over: the alias alone reads its member's value
         self._lets_done: dict[str, ast.expr] = {}
         self._expanding: set[str] = set()
 
     def needed(self, e: Expr) -> bool:
         """The expression calls a formula or reads a let this expander expands."""
-        return bool(e.calls) or any(n.split(".")[0] in self.lets for n in e.names)
+        return bool(e.calls) or bool(e.names & self.members) or any(n.split(".")[0] in self.lets for n in e.names)
 
     def expr(self, e: Expr) -> Expr:
         """The expression with its formula calls (and let names) expanded; itself when it has none."""
@@ -101,6 +103,8 @@ class _Substitute(ast.NodeTransformer):
                 raise ExprError(f"'{head}' is a value, it has no field '{rest}'", col)
             assert arg.tree is not None
             return copy.deepcopy(arg.tree)
+        if not rest and head in self.x.members and not self.formula:
+            return ast.copy_location(_dotted(f"{head}.{LIST_FIELD}"), node)
         if not self.formula and head in self.x.lets:
             if rest:
                 raise ExprError(

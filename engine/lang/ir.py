@@ -9,6 +9,7 @@ these, so the condition language has one meaning.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
@@ -130,12 +131,39 @@ class FieldCond:
 
 @dataclass(frozen=True, slots=True)
 class ItemCond:
-    """A join with a knowledge catalog: holds once for each item whose fields pass ``where``."""
+    """A join with a knowledge catalog: holds once for each item whose fields pass ``where``.
+
+    ``each: [1, 2, 4, 8]`` is a join too, over the list's catalog (``list_catalog``): one item per
+    member, whose one field ``value`` the alias reads (``n`` for ``n.value``); ``members`` is the list.
+    """
 
     catalog: str
     alias: str
     where: tuple[FieldCond, ...]
     span: Span
+    members: tuple[Scalar, ...] | None = None
+
+
+LIST_FIELD = "value"  # the field of a list's item: the member
+LIST_PREFIX = "each "  # a list's catalog is named so, then the list: each [1, 2, 4, 8]
+
+
+def list_catalog_name(members: tuple[Scalar, ...]) -> str:
+    """The name of the catalog a rule's ``each`` list ranges over: ``each [1, 2, 4, 8]``."""
+    return LIST_PREFIX + json.dumps(list(members), ensure_ascii=False)
+
+
+def list_catalog(members: tuple[Scalar, ...], span: Span) -> Catalog:
+    """The catalog of an ``each`` list: one item per member (id: its text), in the list's order."""
+    name = list_catalog_name(members)
+    kinds = {"boolean" if isinstance(m, bool) else "string" if isinstance(m, str) else "number" for m in members}
+    kind = kinds.pop() if len(kinds) == 1 else "string"
+    items: dict[str, Item] = {}
+    for m in members:
+        key = m if isinstance(m, str) else json.dumps(m)
+        items.setdefault(key, Item(name, key, key, {LIST_FIELD: m}, (), span))
+    field = CatalogField(LIST_FIELD, kind, "a member of the list", required=True)
+    return Catalog(name, f"the members of the list {name[len(LIST_PREFIX) :]}", {LIST_FIELD: field}, items, span.file)
 
 
 @dataclass(frozen=True, slots=True)

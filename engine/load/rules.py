@@ -134,7 +134,7 @@ def _merge_when(base: list[Condition], mine: list[Condition], doc: Doc) -> tuple
                 fields.setdefault(f.field, {}).update({t.op: t for t in f.tests})
                 spans.setdefault(f.field, f.span)
             where = tuple(FieldCond(name, tuple(tests.values()), spans[name]) for name, tests in fields.items())
-            out[i] = ItemCond(prior.catalog, prior.alias, where, prior.span)
+            out[i] = ItemCond(prior.catalog, prior.alias, where, prior.span, prior.members)
         else:
             out.append(cond)
     return tuple(out)

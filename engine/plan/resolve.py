@@ -19,6 +19,8 @@ from ..errors import hint
 from ..lang import expr as X
 from ..lang.expand import Expander
 from ..lang.ir import (
+    LIST_FIELD,
+    LIST_PREFIX,
     MEMBERSHIP,
     UNIT_NAME,
     AnyOf,
@@ -157,6 +159,7 @@ class _Resolver:
         self.catalogs = catalogs
         self.first_words = first_words if first_words is not None else first_words_of(attributes)
         self.formulas = formulas or {}
+        self.lists: frozenset[str] = frozenset()  # aliases of the lists the rule ranges over (each)
 
     def attribute(self, name: str, span: Span) -> Attribute:
         attr = self.attributes.get(name)
@@ -176,6 +179,8 @@ class _Resolver:
         if parts[0] in aliases:
             catalog = self.catalogs[aliases[parts[0]]]
             fieldname = ".".join(parts[1:])
+            if not fieldname and catalog.name.startswith(LIST_PREFIX):
+                return ("item", parts[0], (LIST_FIELD,))  # a list's member, read by its alias alone
             if not fieldname:
                 raise _Fault(span, f"'{dotted}' names a whole item; read one of its fields", f"e.g. {parts[0]}.id")
             if not catalog.has_field(fieldname):
@@ -322,6 +327,7 @@ class _Resolver:
             inner = c.inner if isinstance(c, Not) else c
             if isinstance(inner, ItemCond):
                 joined.setdefault(inner.alias, inner.catalog)
+        self.lists = frozenset(a for a, c in joined.items() if c.startswith(LIST_PREFIX))
         lets = {x.name: x for x in rule.lets}
         out: list[Condition] = []
         bound: dict[str, str] = {}
@@ -370,7 +376,7 @@ class _Resolver:
             return t
         expr = t.operand.expr
         read = sorted({n.split(".")[0] for n in expr.names} & set(lets))
-        if not expr.calls and not read:
+        if not expr.calls and not read and not (expr.names & self.lists):
             return t
         for name in read:
             if not isinstance(lets[name].value, X.Expr):
@@ -380,7 +386,7 @@ class _Resolver:
                     "a condition compares values: compute the value in a let of its own (without {...})",
                 )
         exprs = {n: x.value for n, x in lets.items() if isinstance(x.value, X.Expr)}
-        expander = Expander(self.formulas, joined, exprs)
+        expander = Expander(self.formulas, joined, exprs, self.lists)
         try:
             expanded = expander.expr(expr)
             for name in read:  # which items each let read here needs
@@ -635,6 +641,10 @@ def first_words_of(attributes: Mapping[str, Attribute]) -> frozenset[str]:
     return frozenset(a.split(".")[0] for a in attributes)
 
 
+def _both_lists(a: str | None, b: str) -> bool:
+    return a is not None and a.startswith(LIST_PREFIX) and b.startswith(LIST_PREFIX)
+
+
 def _simple_conditions(when: tuple[Condition, ...]) -> list[Simple]:
     """Every condition of a ``when``, those inside the branches of an ``any`` included."""
     out: list[Simple] = []
@@ -677,8 +687,8 @@ def _plan(r: _Resolver, rule: Rule) -> PlannedRule:
     # aliases every variant joins positively, for the expressions
     alias_sets = [{c.alias: c.catalog for c in conds if isinstance(c, ItemCond)} for conds in combos]
     common = dict(alias_sets[0]) if alias_sets else {}
-    for s in alias_sets[1:]:
-        common = {a: c for a, c in common.items() if s.get(a) == c}
+    for s in alias_sets[1:]:  # a list alias may range over another list in each alternative
+        common = {a: c for a, c in common.items() if s.get(a) == c or _both_lists(s.get(a), c)}
     lets_order = r.ordered_lets()
     let_names: dict[str, bool] = {}
     for x in lets_order:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
@@ -11,7 +11,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import GpusizerError, InputError, Problems, hint
-from ..lang.ir import Attribute, Catalog, Formula, InputValue
+from ..lang.ir import AnyOf, Attribute, Catalog, Formula, InputValue, ItemCond, Not, Rule, list_catalog
 from ..load.loader import Loaded, load_rulebase_files
 from ..load.workload import InputSchema
 from .formulas import check_formulas
@@ -72,9 +72,10 @@ def plan(loaded: Loaded) -> Rulebase:
         raise Problems([*errors, *formula_errors])
     planned: dict[str, PlannedRule] = {}
     words = first_words_of(loaded.attributes)
+    catalogs = with_lists(loaded.catalogs, loaded.rules.values())
     for rid, rule in loaded.rules.items():
         try:
-            planned[rid] = plan_rule(rule, loaded.attributes, loaded.catalogs, words, loaded.formulas)
+            planned[rid] = plan_rule(rule, loaded.attributes, catalogs, words, loaded.formulas)
         except GpusizerError as exc:
             errors.append(exc)
     if errors:
@@ -94,7 +95,7 @@ def plan(loaded: Loaded) -> Rulebase:
         rule_dirs=loaded.rule_dirs,
         knowledge_dirs=loaded.knowledge_dirs,
         attributes=loaded.attributes,
-        catalogs=loaded.catalogs,
+        catalogs=MappingProxyType(catalogs),
         constants=loaded.constants,
         rules=MappingProxyType(ordered),
         inputs=loaded.inputs,
@@ -107,6 +108,19 @@ def plan(loaded: Loaded) -> Rulebase:
         overlays=loaded.overlays,
         formulas=loaded.formulas,
     )
+
+
+def with_lists(catalogs: Mapping[str, Catalog], rules: Iterable[Rule]) -> dict[str, Catalog]:
+    """The knowledge catalogs and, for each list a rule ranges over (``each: [1, 2, 4, 8]``), its catalog."""
+    out = dict(catalogs)
+    for rule in rules:
+        for cond in rule.when:
+            for c in cond.branches if isinstance(cond, AnyOf) else ((cond,),):
+                for x in c:
+                    inner = x.inner if isinstance(x, Not) else x
+                    if isinstance(inner, ItemCond) and inner.members is not None and inner.catalog not in out:
+                        out[inner.catalog] = list_catalog(inner.members, inner.span)
+    return out
 
 
 def _unit_errors(attributes: Mapping[str, Attribute]) -> list[InputError]:

@@ -55,14 +55,23 @@ def canonical(value: object) -> str:
 
 def rank_key(attr: Attribute, value: dict[str, Any], *, text: bool = True) -> tuple[Any, ...]:
     """argmin/argmax: ``first_by`` ascending (false first), then each key field (descending for
-    argmax), then the value's canonical text (``text=False`` leaves that last part out).
+    argmax; a boolean false first either way), then the value's canonical text (``text=False``
+    leaves that last part out).
     """
     sign = 1 if attr.combine == "argmin" else -1
     parts: list[Any] = []
     if attr.first_by:
         parts.append(float(value.get(attr.first_by, 0)))
-    parts += [sign * float(value[k]) for k in attr.key]
+    for k in attr.key:
+        v = value[k]
+        parts.append(float(v) if v is True or v is False else sign * float(v))
     return (*parts, canonical(value)) if text else tuple(parts)
+
+
+def key_text(attr: Attribute) -> str:
+    """The key as a note reads it: ``cost, then size``; a boolean field ``unpriced false first``."""
+    fields = attr.fields or {}
+    return ", then ".join(f"{k} false first" if fields.get(k) == "boolean" else k for k in attr.key)
 
 
 def _ranked(attr: Attribute, values: Sequence[Any], pool: list[int]) -> list[int]:
@@ -124,7 +133,7 @@ def combine(attr: Attribute, contribs: Sequence[Contribution]) -> Combined:
             by = f"{attr.first_by} and " if attr.first_by else ""
             within = f" (the {len(pool)} with the lowest {by}{field} at most {factor:g} x the lowest)"
         order = _ranked(attr, values, pool)
-        key = ", then ".join(attr.key)
+        key = key_text(attr)
         note = f"{'lowest' if policy == 'argmin' else 'highest'} {key} of {len(values)} candidate(s){within}"
         if attr.first_by:
             note += f", those with the lowest {attr.first_by} first"
@@ -132,4 +141,4 @@ def combine(attr: Attribute, contribs: Sequence[Contribution]) -> Combined:
     raise ConflictError(f"unknown combine policy '{policy}'")  # pragma: no cover - schema forbids it
 
 
-__all__ = ["Combined", "ConflictError", "Contribution", "canonical", "combine", "rank_key"]
+__all__ = ["Combined", "ConflictError", "Contribution", "canonical", "combine", "key_text", "rank_key"]

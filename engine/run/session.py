@@ -342,7 +342,7 @@ class _Run:
         elif t == "record":
             ok = isinstance(v, dict)
             if ok:
-                ok = all(S.is_number(v.get(k)) for k in attr.key)
+                ok = all(S.is_number(v.get(k)) or isinstance(v.get(k), bool) for k in attr.key)
             if ok and attr.first_by:
                 ok = isinstance(v.get(attr.first_by), (int, float))  # bool is an int
             if ok and attr.within:

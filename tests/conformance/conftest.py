@@ -51,6 +51,18 @@ attributes:
     combine: argmax
     key: size
     description: argmax over records
+  ranked:
+    type: record
+    combine: argmin
+    key: [unflagged, cost]
+    fields: {id: string, unflagged: boolean, cost: number}
+    description: argmin with a boolean field leading the key (false first)
+  tallest:
+    type: record
+    combine: argmax
+    key: [small, size]
+    fields: {id: string, small: boolean, size: number}
+    description: argmax with a boolean field leading the key (false first too)
   level1:
     type: number
     description: concluded in stratum 1

@@ -158,3 +158,105 @@ source: {doc: test}
         ("double", "double(grown)", {"v": 12}, 24, "things"),
     ]
     assert calls[0]["sources"] == [{"doc": "test"}] and calls[0]["description"].startswith("a thing's size")
+
+
+# -- ranging over a list: each ---------------------------------------------------------------------
+
+
+def test_each_ranges_over_a_list_and_its_alias_reads_the_member(build):
+    rule = """id: sizes
+summary: each size of a list that divides x and fits under y.
+when:
+  - x: {exists: true}
+  - each: [1, 2, 4, 8]
+    as: k
+    where: {lte: {ref: y}}
+  - x: {eq: {ref: "x - x % k"}}
+let:
+  per: x / k
+then:
+  hits: "{k}:{per}"
+source: {doc: test}
+"""
+    rec = build({"sizes": rule})
+    assert _matched(rec, {"x": 12, "y": 8}) == ["1:12", "2:6", "4:3"]
+    assert _matched(rec, {"x": 16, "y": 4}) == ["1:16", "2:8", "4:4"]
+    assert _matched(rec, {"x": 16}) == []  # y has no value: the member's test cannot hold
+
+
+def test_two_lists_and_an_item_join_combine(build):
+    rule = """id: layouts
+summary: pairs of sizes, the second used only with the largest first, and a thing as big as their product.
+when:
+  - each: [1, 2, 4]
+    as: tp
+  - any:
+      - [{each: [1], as: pp}]
+      - [{each: [2], as: pp}, {x: {gte: {ref: tp * 100}}}]
+  - item: thing
+    as: t
+    where:
+      size: {gte: {ref: tp * pp}}
+then:
+  hits: "{tp}x{pp}:{t.id}"
+source: {doc: test}
+"""
+    rec = build({"layouts": rule})
+    got = _matched(rec, {"x": 200})
+    # tp * pp <= 10 for some thing; pp 2 needs x >= tp * 100, so tp 1 and 2 only
+    assert got == sorted(
+        ["1x1:a", "1x1:b", "1x1:c", "2x1:b", "2x1:c", "4x1:b", "4x1:c", "1x2:b", "1x2:c", "2x2:b", "2x2:c"]
+    )
+
+
+def test_each_over_texts_and_a_negated_test_on_the_member(build):
+    rule = """id: words
+summary: each word but the one given.
+when:
+  - s: {exists: true}
+  - each: [alpha, beta, gamma]
+    as: w
+    where: {ne: {ref: s}}
+then:
+  hits: "{w}"
+source: {doc: test}
+"""
+    assert _matched(build({"words": rule}), {"s": "beta"}) == ["alpha", "gamma"]
+
+
+def test_explain_names_the_list_member(build):
+    rule = "id: pick\nsummary: s.\nwhen:\n  - each: [3, 5]\n    as: k\nthen:\n  n.sum: k\nsource: {doc: test}\n"
+    r = build({"pick": rule}).recommend({"name": "w"})
+    assert r["n.sum"] == 8
+    items = [c["items"] for c in r.explain("n.sum")["binding"]]
+    assert items == [{"k": {"catalog": "each [3, 5]", "id": "3"}}, {"k": {"catalog": "each [3, 5]", "id": "5"}}]
+
+
+def test_a_list_of_mixed_kinds_is_a_load_error(build):
+    rule = "id: mixed\nsummary: s.\nwhen:\n  - each: [1, two]\n    as: k\nthen:\n  hits: mixed\nsource: {doc: test}\n"
+    with pytest.raises(InputError, match="the members of an 'each' list are all numbers, all texts or all booleans"):
+        build({"mixed": rule})
+
+
+def test_boolean_key_fields_rank_false_first(build):
+    """A boolean field in a key sorts false first, for argmin and argmax alike (instead of 8/4/2/1
+    arithmetic in one number).
+    """
+    rules = {
+        "rank": """id: rank
+summary: s.
+when:
+  - item: thing
+    as: t
+then:
+  ranked: {id: "{t.id}", unflagged: t.flag != true, cost: t.cost}
+  tallest: {id: "{t.id}", small: t.size < 5, size: t.size}
+source: {doc: test}
+""",
+    }
+    r = build(rules).recommend({"name": "w"})
+    # unflagged false (a has flag) beats the cheaper c (cost 3); false first for argmax too: b and c
+    # are not small, and c is the larger
+    assert r["ranked"]["id"] == "a"
+    assert r["tallest"]["id"] == "c"
+    assert r.explain("ranked")["note"] == "lowest unflagged false first, then cost of 3 candidate(s)"
