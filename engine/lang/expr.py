@@ -30,7 +30,7 @@ from typing import Any
 from ..format import num
 from ..format import text as as_text
 
-Getter = Callable[[dict[str, Any]], Any]
+Getter = Callable[[Any], Any]  # over an environment: a mapping, or a rule's slots (plan.resolve)
 Resolver = Callable[[str], Getter]
 
 MAX_LENGTH = 1_000_000  # characters of text or members of a list that one value may have
@@ -211,14 +211,16 @@ class Expr:
     # ``parse`` admits them only where its caller knows such names, and planning expands them
     calls: tuple[tuple[str, int], ...] = ()
 
-    def bind(self, resolve: Resolver) -> Getter:
+    def bind(self, resolve: Resolver, *, budgeted: bool = True) -> Getter:
         """Compile to a closure; ``resolve(dotted)`` turns a name into a getter. Evaluations in
-        one ``env`` mapping share one budget of work (see the module's docstring).
+        one ``env`` mapping share one budget of work (see the module's docstring); with
+        ``budgeted=False`` the caller runs the getter inside a :class:`Budget` of its own.
         """
         if self.calls:
             name, col = self.calls[0]
             raise ExprError(f"'{name}' is not expanded: a formula is called outside a rule", col)
-        return _budgeted(_Compiler(resolve).compile(self.tree.body))
+        getter = _Compiler(resolve).compile(self.tree.body)
+        return _budgeted(getter) if budgeted else getter
 
     @property
     def constant(self) -> bool:
@@ -244,11 +246,13 @@ class Template:
         """The formulas the placeholders call."""
         return tuple(c for p in self.parts if isinstance(p, Expr) for c in p.calls)
 
-    def bind(self, resolve: Resolver, units: Mapping[int, Getter] | None = None) -> Getter:
+    def bind(self, resolve: Resolver, units: Mapping[int, Getter] | None = None, *, budgeted: bool = True) -> Getter:
         """Compile to a closure; one placeholder alone gives its value, anything else text.
         ``units`` gives, for each part written ``{expression:unit}``, a getter of its unit's text.
         """
-        bound: list[str | Getter] = [p if isinstance(p, str) else p.bind(resolve) for p in self.parts]
+        bound: list[str | Getter] = [
+            p if isinstance(p, str) else p.bind(resolve, budgeted=budgeted) for p in self.parts
+        ]
         for k, unit in (units or {}).items():
             bound[k] = _with_unit(bound[k], unit)  # type: ignore[arg-type]
         if len(bound) == 1 and not isinstance(bound[0], str) and not self.units:
@@ -257,20 +261,20 @@ class Template:
             literal = "".join(b for b in bound if isinstance(b, str))
             return lambda env: literal
 
-        def render(env: dict[str, Any]) -> str:
+        def render(env: Any) -> str:
             out = "".join(b if isinstance(b, str) else _text(b(env)) for b in bound)
             if len(out) > MAX_LENGTH:
                 raise ExprError(f"text longer than {MAX_LENGTH:,} characters")
             _charge(len(out))
             return out
 
-        return _budgeted(render)
+        return _budgeted(render) if budgeted else render
 
 
 def _with_unit(value: Getter, unit: Getter) -> Getter:
     """A placeholder's text followed by its unit, as reports write a quantity (``12,196 GB``)."""
 
-    def run(env: dict[str, Any]) -> str:
+    def run(env: Any) -> str:
         shown = _text(value(env))
         u = unit(env)
         return f"{shown} {u}" if u and shown else shown
@@ -279,6 +283,21 @@ def _with_unit(value: Getter, unit: Getter) -> Getter:
 
 
 _BUDGET_KEY = "$steps"  # where an env mapping keeps the work its evaluations may still do
+
+
+class Budget:
+    """``with Budget():`` the getters bound with ``budgeted=False`` that run inside share one budget
+    of work (a rule firing's lets and conclusions do), as the getters of one env mapping do.
+    """
+
+    __slots__ = ("prior",)
+
+    def __enter__(self) -> None:
+        self.prior = getattr(_budget, "left", None)
+        _budget.left = [MAX_STEPS]
+
+    def __exit__(self, *exc: object) -> None:
+        _budget.left = self.prior
 
 
 def _budgeted(inner: Getter) -> Getter:
@@ -612,13 +631,37 @@ def _arith(op: Callable[[Any, Any], Any], sym: str) -> Callable[[Any, Any], Any]
 _SYM = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%"}
 
 
+_INF = math.inf
+_INT_LIMIT = 1 << MAX_INT_BITS  # a whole number of more bits is refused (as _bounded does)
+
+
+def _number_or_none(r: Any) -> Any:
+    """``r`` when it is a number within bounds (the common case, checked without a call), else None."""
+    t = type(r)
+    if t is float:
+        return r if -_INF < r < _INF else None
+    if t is int:
+        return r if -_INT_LIMIT < r < _INT_LIMIT else None
+    return None
+
+
 class _Compiler:
+    """Turns a checked tree into nested closures, once: names are resolved to getters (slots of an
+    environment, for a rule), literal sub-expressions that give a number are computed here, and
+    the operators take a short path when both sides are numbers (the longer path, for text, lists
+    and faults, is the one that defines their meaning: ``_arith``, ``_bounded``, ``_charge``).
+    Evaluating is calling the closures: no source is generated or executed.
+    """
+
     def __init__(self, resolve: Resolver) -> None:
         self.resolve = resolve
 
     def compile(self, node: ast.AST) -> Getter:
         method: Callable[[ast.AST], Getter] = getattr(self, "c_" + type(node).__name__)
-        return method(node)
+        getter = method(node)
+        if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Call)) and _literal(node):
+            return _folded(getter)
+        return getter
 
     def c_Constant(self, node: Any) -> Getter:
         v = node.value
@@ -637,9 +680,10 @@ class _Compiler:
 
     def c_List(self, node: Any) -> Getter:
         items = [self.compile(e) for e in node.elts]
+        n = len(items)
 
-        def run(env: dict[str, Any]) -> list[Any]:
-            _charge(len(items))
+        def run(env: Any) -> list[Any]:
+            _charge(n)
             return [f(env) for f in items]
 
         return run
@@ -648,12 +692,46 @@ class _Compiler:
 
     def c_BinOp(self, node: Any) -> Getter:
         left, right = self.compile(node.left), self.compile(node.right)
-        fn: Callable[[Any, Any], Any]
         if isinstance(node.op, ast.Pow):
-            fn = _safe_pow
-        else:
-            fn = _arith(_BINOPS[type(node.op)], _SYM[type(node.op)])
-        return lambda env: fn(left(env), right(env))
+            return lambda env: _safe_pow(left(env), right(env))
+        op = _BINOPS[type(node.op)]
+        what = f"'{_SYM[type(node.op)]}'"
+        slow = _arith(op, _SYM[type(node.op)])
+        if isinstance(node.right, ast.Constant) and type(node.right.value) in (int, float):
+            c = node.right.value
+
+            def run_const(env: Any) -> Any:
+                a = left(env)
+                ta = type(a)
+                if ta is float or ta is int:
+                    try:
+                        r = op(a, c)
+                    except ZeroDivisionError:
+                        raise ExprError(f"division by zero in {what}") from None
+                    except OverflowError:
+                        raise ExprError(f"number too large in {what}") from None
+                    if _number_or_none(r) is not None:
+                        return r
+                return slow(a, c)
+
+            return run_const
+
+        def run(env: Any) -> Any:
+            a = left(env)
+            b = right(env)
+            ta, tb = type(a), type(b)
+            if (ta is float or ta is int) and (tb is float or tb is int):
+                try:
+                    r = op(a, b)
+                except ZeroDivisionError:
+                    raise ExprError(f"division by zero in {what}") from None
+                except OverflowError:
+                    raise ExprError(f"number too large in {what}") from None
+                if _number_or_none(r) is not None:
+                    return r
+            return slow(a, b)
+
+        return run
 
     def c_UnaryOp(self, node: Any) -> Getter:
         operand = self.compile(node.operand)
@@ -665,9 +743,14 @@ class _Compiler:
 
     def c_BoolOp(self, node: Any) -> Getter:
         parts = [self.compile(v) for v in node.values]
+        if len(parts) == 2:
+            a, b = parts
+            if isinstance(node.op, ast.And):
+                return lambda env: a(env) and b(env)
+            return lambda env: a(env) or b(env)
         if isinstance(node.op, ast.And):
 
-            def run(env: dict[str, Any]) -> Any:
+            def run(env: Any) -> Any:
                 result = True
                 for p in parts:
                     result = p(env)
@@ -676,7 +759,7 @@ class _Compiler:
                 return result
         else:
 
-            def run(env: dict[str, Any]) -> Any:
+            def run(env: Any) -> Any:
                 result = False
                 for p in parts:
                     result = p(env)
@@ -689,22 +772,25 @@ class _Compiler:
     def c_Compare(self, node: Any) -> Getter:
         first = self.compile(node.left)
         rest = [(type(op), self.compile(c)) for op, c in zip(node.ops, node.comparators, strict=True)]
+        if len(rest) == 1 and rest[0][0] in _CMPOPS:
+            kind, second = rest[0]
+            op = _CMPOPS[kind]
 
-        def run(env: dict[str, Any]) -> bool:
+            def run_one(env: Any) -> bool:
+                a = first(env)
+                b = second(env)
+                ta, tb = type(a), type(b)
+                if (ta is float or ta is int) and (tb is float or tb is int):
+                    return op(a, b)  # type: ignore[no-any-return]
+                return _compare(kind, a, b)
+
+            return run_one
+
+        def run(env: Any) -> bool:
             a = first(env)
-            for op, getter in rest:
+            for kind, getter in rest:
                 b = getter(env)
-                _charge(_sized(a) + _sized(b))
-                if op is ast.In or op is ast.NotIn:
-                    if not isinstance(b, (list, tuple, str)):
-                        raise ExprError("'in' needs a list or text on its right")
-                    ok = (a in b) if op is ast.In else (a not in b)
-                else:
-                    try:
-                        ok = bool(_CMPOPS[op](a, b))
-                    except TypeError:
-                        raise ExprError(f"cannot compare {a!r} with {b!r}") from None
-                if not ok:
+                if not _compare(kind, a, b):
                     return False
                 a = b
             return True
@@ -719,15 +805,83 @@ class _Compiler:
         fn = FUNCTIONS[node.func.id]
         args = [self.compile(a) for a in node.args]
         name = node.func.id
+        what = f"{name}()"
 
-        def run(env: dict[str, Any]) -> Any:
-            values = [a(env) for a in args]
-            _charge(sum(_sized(v) for v in values))
+        def call(values: list[Any]) -> Any:
             try:
-                return _bounded(fn(*values), f"{name}()")
+                r = fn(*values)
             except ExprError:
                 raise
             except (TypeError, ValueError, OverflowError) as exc:
                 raise ExprError(f"{name}(): {exc}") from None
+            if _number_or_none(r) is not None:
+                return r
+            return _bounded(r, what)
+
+        if len(args) == 1:
+            (a0,) = args
+
+            def run1(env: Any) -> Any:
+                v = a0(env)
+                t = type(v)
+                if t is not float and t is not int and isinstance(v, (str, list, tuple)):
+                    _charge(len(v))
+                return call([v])
+
+            return run1
+
+        def run(env: Any) -> Any:
+            values = [a(env) for a in args]
+            n = 0
+            for v in values:
+                t = type(v)
+                if t is not float and t is not int and isinstance(v, (str, list, tuple)):
+                    n += len(v)
+            if n:
+                _charge(n)
+            return call(values)
 
         return run
+
+
+def _compare(kind: Any, a: Any, b: Any) -> bool:
+    """One comparison of a chain, as the language means it (the numbers' short path aside)."""
+    _charge(_sized(a) + _sized(b))
+    if kind is ast.In or kind is ast.NotIn:
+        if not isinstance(b, (list, tuple, str)):
+            raise ExprError("'in' needs a list or text on its right")
+        return (a in b) if kind is ast.In else (a not in b)
+    try:
+        return bool(_CMPOPS[kind](a, b))
+    except TypeError:
+        raise ExprError(f"cannot compare {a!r} with {b!r}") from None
+
+
+def _literal(node: ast.AST) -> bool:
+    """The tree reads no name (only literals and true/false/null) and builds no list: its value is
+    known when compiled. (Operands are compiled first, so a literal operand is already folded; this
+    looks at the whole small tree again, which only the operators of literal trees reach often.)
+    """
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and n.id not in WORDS:
+            return False
+        if isinstance(n, (ast.Attribute, ast.List, ast.Tuple)):
+            return False
+    return True
+
+
+def _folded(getter: Getter) -> Getter:
+    """A literal sub-expression computed once, when it gives a number (or true, false, null); one
+    that fails (1 / 0) or gives text is left to fail or be built when evaluated, as written.
+    """
+    prior = getattr(_budget, "left", None)
+    _budget.left = [MAX_STEPS]
+    try:
+        value = getter(None)
+    except (ExprError, ArithmeticError, TypeError, ValueError):
+        return getter
+    finally:
+        _budget.left = prior
+    if value is None or isinstance(value, bool) or _number_or_none(value) is not None:
+        return lambda env: value
+    return getter

@@ -3,7 +3,9 @@
 For each alternative of the rule's ``any`` conditions (a *variant*) this finds what the variant
 joins and which attributes it needs; it refuses unknown names, tests that cannot apply to an
 attribute's type, and conclusions an attribute cannot take; and it compiles ``let`` and ``then``
-into getters over an environment ``{"attrs": ..., "items": ..., "lets": ...}``.
+into getters over a *frame*: a list with one slot for each attribute, item and let value the rule's
+expressions read, numbered when the rule is planned (``Frame``), so that reading a name is indexing
+a list.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from graphlib import CycleError, TopologicalSorter
+from operator import itemgetter
 from typing import Any
 
 from ..errors import hint
@@ -70,6 +73,28 @@ class FormulaCall:
 
 
 @dataclass(frozen=True)
+class Frame:
+    """Where a rule's bound expressions find their inputs: slot numbers of a list, by name."""
+
+    size: int
+    attrs: tuple[tuple[str, int], ...]  # attribute -> slot (its value)
+    items: tuple[tuple[str, int], ...]  # alias -> slot (the item)
+    lets: tuple[tuple[str, int], ...]  # let -> slot (its value), in dependency order
+
+    def fill(self, attrs: Mapping[str, Any], items: Mapping[str, Any], lets: Mapping[str, Any]) -> list[Any]:
+        """A frame from values by name (the lets that are given; the others stay None)."""
+        frame: list[Any] = [None] * self.size
+        for name, i in self.attrs:
+            frame[i] = attrs[name]
+        for alias, i in self.items:
+            frame[i] = items[alias]
+        for name, i in self.lets:
+            if name in lets:
+                frame[i] = lets[name]
+        return frame
+
+
+@dataclass(frozen=True)
 class PlannedRule:
     """A rule ready to run: its IR, its variants, its bound expressions and its place in the order."""
 
@@ -83,6 +108,7 @@ class PlannedRule:
     # the conditions with formula calls and let names expanded (what is matched; rule.when is as written)
     when: tuple[Condition, ...] = ()
     calls: tuple[FormulaCall, ...] = ()  # formula calls of the lets and conclusions, for explain
+    frame: Frame = Frame(0, (), (), ())  # the slots lets and outputs read (lets are in order)
 
     @property
     def id(self) -> str:
@@ -101,12 +127,14 @@ class PlannedRule:
         call as written, its arguments and its value; a call that cannot be computed on its own (in
         a branch the firing did not take) is left out.
         """
-        env = environment(attrs, items, lets)
+        env = self.frame.fill(attrs, items, lets)
         out = []
+        budget = X.Budget()
         for c in self.calls:
             try:
-                args = {p.name: g(env) for p, g in zip(c.formula.params, c.args, strict=True)}
-                value = c.value(env)
+                with budget:
+                    args = {p.name: g(env) for p, g in zip(c.formula.params, c.args, strict=True)}
+                    value = c.value(env)
             except (X.ExprError, ArithmeticError, TypeError, ValueError, KeyError):
                 continue
             f = c.formula
@@ -160,6 +188,22 @@ class _Resolver:
         self.first_words = first_words if first_words is not None else first_words_of(attributes)
         self.formulas = formulas or {}
         self.lists: frozenset[str] = frozenset()  # aliases of the lists the rule ranges over (each)
+        self.slots: dict[tuple[str, str], int] = {}  # (attr|item|let, name) -> slot of the frame
+
+    def slot(self, kind: str, name: str) -> int:
+        """The frame slot of an attribute, item or let (numbered in the order they are first read)."""
+        key = (kind, name)
+        i = self.slots.get(key)
+        if i is None:
+            i = self.slots[key] = len(self.slots)
+        return i
+
+    def frame(self) -> Frame:
+        """The frame layout of what the rule's getters were bound to read."""
+        by = {
+            k: tuple((name, i) for (kind, name), i in self.slots.items() if kind == k) for k in ("attr", "item", "let")
+        }
+        return Frame(len(self.slots), by["attr"], by["item"], by["let"])
 
     def attribute(self, name: str, span: Span) -> Attribute:
         attr = self.attributes.get(name)
@@ -464,8 +508,8 @@ class _Resolver:
         def resolve(dotted: str) -> Getter:
             kind, name, rest = kinds[dotted]
             if kind == "item":
-                return _item_getter(name, rest[0])
-            return _walk(_slot("lets" if kind == "let" else "attrs", name), rest, dotted)
+                return _item_getter(self.slot("item", name), rest[0])
+            return _walk(itemgetter(self.slot(kind, name)), rest, dotted)
 
         units: dict[int, Getter] = {}
         if isinstance(value, X.Template) and value.units:
@@ -473,7 +517,9 @@ class _Resolver:
             for k, unit in self.unit_texts(source, span, aliases, lets).items():
                 units[k] = self.unit_getter(unit, span, aliases, reads)
         try:
-            return value.bind(resolve, units) if isinstance(value, X.Template) else value.bind(resolve)
+            if isinstance(value, X.Template):
+                return value.bind(resolve, units, budgeted=False)
+            return value.bind(resolve, budgeted=False)  # the session runs a firing in one X.Budget
         except X.ExprError as exc:  # pragma: no cover - parse already checked the expression
             raise _Fault(span, exc.message, exc.help) from None
 
@@ -520,7 +566,7 @@ class _Resolver:
             return lambda env: unit
         for n in names:
             self.name(n, span, aliases, {}, reads)
-        getters = [_slot("attrs", n) for n in names]
+        getters = [itemgetter(self.slot("attr", n)) for n in names]
 
         def get(env: dict[str, Any]) -> str:
             shown = [g(env) for g in getters]
@@ -607,18 +653,13 @@ class _Resolver:
         return tuple((k, self.bind(v, c.span, aliases, lets, reads, shown.get(k))) for k, v in c.fields)
 
 
-def environment(attrs: Mapping[str, Any], items: Mapping[str, Any], lets: Mapping[str, Any]) -> dict[str, Any]:
-    """What a rule's bound expressions read: attribute values, the items bound by alias, the lets."""
-    return {"attrs": attrs, "items": items, "lets": lets}
-
-
-def _slot(table: str, name: str) -> Getter:
-    """A getter for one entry of the environment's attrs or lets."""
-    return lambda env: env[table][name]
-
-
-def _item_getter(alias: str, field: str) -> Getter:
-    return lambda env: env["items"][alias].get(field)
+def _item_getter(slot: int, field: str) -> Getter:
+    """A field of the item in a frame's slot (id and name are the item's own)."""
+    if field == "id":
+        return lambda frame: frame[slot].id
+    if field == "name":
+        return lambda frame: frame[slot].name
+    return lambda frame: frame[slot].fields.get(field)
 
 
 def _walk(base: Callable[[dict[str, Any]], Any], rest: tuple[str, ...], dotted: str) -> Getter:
@@ -695,6 +736,7 @@ def _plan(r: _Resolver, rule: Rule) -> PlannedRule:
         if x.name in common or x.name in r.attributes:
             raise _Fault(x.span, f"let name '{x.name}' hides an attribute or alias", "pick another name")
         let_names[x.name] = True
+        r.slot("let", x.name)  # every let has a slot, read or not (explain shows them all)
     expr_reads: set[str] = set()
     lets = tuple(
         (x.name, r.bind(r.expand(x.value, x.span, common), x.span, common, let_names, expr_reads, x.value))
@@ -720,6 +762,7 @@ def _plan(r: _Resolver, rule: Rule) -> PlannedRule:
         outputs=outputs,
         when=when,
         calls=calls,
+        frame=r.frame(),
     )
 
 

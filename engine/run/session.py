@@ -21,7 +21,7 @@ from ..lang import expr as X
 from ..lang import semantics as S
 from ..lang.ir import Attribute, InputValue, Item
 from ..load.workload import Workload
-from ..plan.resolve import PlannedRule, environment
+from ..plan.resolve import PlannedRule
 from ..plan.rulebase import Rulebase
 from .combine import Combined, ConflictError, Contribution, canonical, combine
 
@@ -219,17 +219,25 @@ class _Run:
             self.values[name] = value
 
     def fire(self, rule: PlannedRule, required: tuple[str, ...], items: dict[str, Item]) -> None:
+        values = self.values
+        attrs = {name: values[name] for name in required}
+        layout = rule.frame
+        frame: list[Any] = [None] * layout.size
+        for name, i in layout.attrs:
+            frame[i] = values[name]
+        for alias, i in layout.items:
+            frame[i] = items[alias]
+        lets: dict[str, Any] = {}
         try:
-            attrs = {name: self.values[name] for name in required}
-            env = environment(attrs, items, {})
-            for name, let in rule.lets:
-                env["lets"][name] = let(env)
-            outputs: dict[str, Any] = {}
-            for attr, out in rule.outputs:
-                if isinstance(out, tuple):
-                    outputs[attr] = {k: g(env) for k, g in out}
-                else:
-                    outputs[attr] = out(env)
+            with X.Budget():  # the firing's lets and conclusions share one budget of work
+                for (name, let), (_, i) in zip(rule.lets, layout.lets, strict=True):
+                    lets[name] = frame[i] = let(frame)
+                outputs: dict[str, Any] = {}
+                for attr, out in rule.outputs:
+                    if isinstance(out, tuple):
+                        outputs[attr] = {k: g(frame) for k, g in out}
+                    else:
+                        outputs[attr] = out(frame)
         except X.ExprError as exc:
             self.errors.append(rule_error(rule, f"while firing: {exc.message}", exc.help, items))
             return
@@ -254,7 +262,7 @@ class _Run:
                     return
             earlier.append(mine)
         idx = len(self.firings)
-        self.firings.append(Firing(idx, rule.id, rule.stratum, attrs, item_ids, dict(env["lets"]), outputs))
+        self.firings.append(Firing(idx, rule.id, rule.stratum, attrs, item_ids, lets, outputs))
         for attr, value in outputs.items():
             self.pending.setdefault(attr, []).append(Contribution(rule.id, idx, value, rule.rule.priority))
 
