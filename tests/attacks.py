@@ -38,9 +38,11 @@ class Case:
     kind: str  # workload, rules, knowledge, record, output
     build: Callable[[Path], list[str]]  # writes the inputs under tmp, returns the argv
     env: dict[str, str] = field(default_factory=dict)
-    stdout: str | None = None  # a file (under tmp) that standard output goes to, e.g. /dev/full
+    stdout: str | None = None  # a file that standard output goes to, e.g. /dev/full or <tmp>/log.txt
+    append: bool = False  # standard output opened for appending (the shell's >>), not truncated
     show_stdout: bool = False  # the expectation includes standard output's first line
     show_files: str | None = None  # a folder under tmp whose listing the expectation includes
+    show_file: tuple[str, ...] = ()  # files under tmp whose kind, mode and first line the expectation includes
 
 
 @dataclass
@@ -52,13 +54,18 @@ class Outcome:
 
 def _limit() -> None:  # pragma: no cover - runs in the child
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
+    os.umask(0o022)  # the mode of a new file is part of some expectations
 
 
-def run(argv: list[str], tmp: Path, env: dict[str, str] | None = None, stdout: str | None = None) -> Outcome:
+def run(
+    argv: list[str], tmp: Path, env: dict[str, str] | None = None, stdout: str | None = None, append: bool = False
+) -> Outcome:
     """gpusizer in a subprocess of its own, from the repository root, bounded in time and memory."""
     full = dict(os.environ, **(env or {}))
     full.pop("GPUSIZER_DEBUG", None)
-    sink = open(stdout, "wb") if stdout else subprocess.PIPE
+    if stdout:
+        stdout = stdout.replace("<tmp>", str(tmp))
+    sink = open(stdout, "ab" if append else "wb") if stdout else subprocess.PIPE
     try:
         p = subprocess.run(
             [sys.executable, "-m", "engine", *argv],
@@ -93,6 +100,16 @@ def expectation(case: Case, outcome: Outcome, tmp: Path) -> str:
     if case.show_stdout:
         first = outcome.out.splitlines()[0] if outcome.out else ""
         text += f"--- first line of standard output\n{first}\n"
+    for name in case.show_file:
+        path = tmp / name
+        if path.is_symlink():
+            kind = f"a link to {normalise(os.readlink(path), tmp)}"
+        elif path.is_file():
+            kind = f"a file of mode {stat.S_IMODE(path.stat().st_mode):o}"
+        else:
+            kind = "(missing)" if not path.exists() else "(not a file)"
+        first = path.read_text(errors="replace").splitlines()[:2] if path.is_file() else []
+        text += f"--- {name}: {kind}\n" + "".join(f"{line}\n" for line in first)
     if case.show_files is not None:
         folder = tmp / case.show_files
         listing = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else ["(no folder)"]
@@ -380,6 +397,39 @@ def a_file(tmp: Path) -> None:
     (tmp / "file").write_text("x")
 
 
+def link_to_a_read_only_file(tmp: Path) -> None:
+    """report.txt links to a read-only file elsewhere: -o report.txt must replace the link, not the file."""
+    (tmp / "elsewhere").mkdir()
+    (tmp / "elsewhere" / "keep.txt").write_text("not a report\n")
+    (tmp / "elsewhere" / "keep.txt").chmod(0o444)
+    (tmp / "report.txt").symlink_to(tmp / "elsewhere" / "keep.txt")
+
+
+def dangling_link(tmp: Path) -> None:
+    (tmp / "report.txt").symlink_to(tmp / "nowhere" / "new.txt")
+
+
+def file_of_mode_640(tmp: Path) -> None:
+    (tmp / "report.txt").write_text("old report\n")
+    (tmp / "report.txt").chmod(0o640)
+
+
+def earlier_log(tmp: Path) -> None:
+    (tmp / "log.txt").write_text("an earlier line\n")
+
+
+def output_then(*extra: str, make: Callable[[Path], None] | None = None) -> Callable[[Path], list[str]]:
+    """Like output(), with the two example workloads (several reports into one output)."""
+
+    def build(tmp: Path) -> list[str]:
+        if make:
+            make(tmp)
+        files = [EXAMPLE, "examples/gpt2-finetune-personal.yaml"]
+        return ["recommend", *files, *[a.replace("<tmp>", str(tmp)) for a in extra]]
+
+    return build
+
+
 def same_names(tmp: Path) -> list[str]:
     for d in ("a", "b"):
         (tmp / d).mkdir()
@@ -640,6 +690,40 @@ CASES = [
     Case("two-workloads-of-one-name", "output", same_names, show_files="out"),
     Case("batch-with-one-bad-file", "output", batch("-o", "<tmp>/out"), show_files="out"),
     Case("batch-with-one-bad-file-to-standard-output", "output", batch(), show_stdout=True),
+    Case(
+        "output-replaces-a-link-not-its-target",
+        "output",
+        output("-o", "<tmp>/report.txt", make=link_to_a_read_only_file),
+        show_file=("report.txt", "elsewhere/keep.txt"),
+    ),
+    Case(
+        "output-replaces-a-dangling-link",
+        "output",
+        output("-o", "<tmp>/report.txt", make=dangling_link),
+        show_file=("report.txt", "nowhere"),
+    ),
+    Case(
+        "output-keeps-the-mode-of-the-file-it-replaces",
+        "output",
+        output("-o", "<tmp>/report.txt", make=file_of_mode_640),
+        show_file=("report.txt",),
+    ),
+    Case("output-to-standard-output-into-a-pipe", "output", output("-o", "/dev/stdout"), show_stdout=True),
+    Case(
+        "output-to-standard-output-appended-by-the-shell",
+        "output",
+        output("-o", "/dev/stdout", make=earlier_log),
+        stdout="<tmp>/log.txt",
+        append=True,
+        show_file=("log.txt",),
+    ),
+    Case(
+        "output-of-several-reports-to-standard-output",
+        "output",
+        output_then("-o", "/dev/stdout", "--format", "json"),
+        show_stdout=True,
+    ),
+    Case("output-to-a-descriptor-that-is-not-open", "output", output("-o", "/dev/fd/9")),
     Case("key-readable-by-others", "output", loose_key),
     Case("key-too-short", "output", short_key),
 ]

@@ -139,14 +139,21 @@ def test_atomic_writes_leave_no_half_file_and_keep_the_mode(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["report.txt"]
 
 
-def test_a_link_to_a_report_file_is_written_through(tmp_path):
+def test_a_link_is_replaced_and_its_target_left_alone(tmp_path):
+    """-o writes the path it names: a link there is replaced by the report, the file it pointed to
+    (read-only, elsewhere) keeps its bytes and its mode. It used to be replaced, mode and all."""
     from engine.cli import write_atomic
 
-    real = tmp_path / "real.txt"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    real = elsewhere / "real.txt"
     real.write_text("old")
+    real.chmod(0o444)
     (tmp_path / "link.txt").symlink_to(real)
     write_atomic(tmp_path / "link.txt", "new")
-    assert (tmp_path / "link.txt").is_symlink() and real.read_text() == "new"
+    assert not (tmp_path / "link.txt").is_symlink() and (tmp_path / "link.txt").read_text() == "new"
+    assert real.read_text() == "old" and stat.S_IMODE(real.stat().st_mode) == 0o444
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["real.txt"]
 
 
 def test_limits_can_be_raised_and_lowered(monkeypatch, tmp_path):
@@ -406,3 +413,142 @@ def test_non_printable_is_the_complement_of_yamls_printable_set():
 
     wrong = [c for c in range(0x110000) if (_NON_PRINTABLE.match(chr(c)) is None) != printable(c)]
     assert wrong == []
+
+
+# -- outputs: the named path, streams as streams, the shell's refusals --------------------------------
+
+
+def _fake_stat(mode: int, uid: int) -> os.stat_result:
+    return os.stat_result((mode, 1, 1, 1, uid, 0, 0, 0, 0, 0))
+
+
+@pytest.mark.parametrize(
+    "entry, folder, refused",
+    [
+        (stat.S_IFLNK | 0o777, stat.S_IFDIR | 0o1777, True),  # another user's link in /tmp: protected_symlinks
+        (stat.S_IFREG | 0o666, stat.S_IFDIR | 0o1777, True),  # ... their file: protected_regular
+        (stat.S_IFIFO | 0o666, stat.S_IFDIR | 0o1777, True),  # ... their named pipe: protected_fifos
+        (stat.S_IFCHR | 0o666, stat.S_IFDIR | 0o1777, False),  # a device is not protected
+        (stat.S_IFLNK | 0o777, stat.S_IFDIR | 0o0777, False),  # no sticky bit
+        (stat.S_IFLNK | 0o777, stat.S_IFDIR | 0o1775, False),  # sticky, not world-writable
+    ],
+)
+def test_the_shell_refuses_entries_of_others_in_sticky_folders(entry, folder, refused):
+    from engine.cli.output import shell_refuses
+
+    me, other, owner = 1000, 1001, 0
+    assert (shell_refuses(_fake_stat(entry, other), _fake_stat(folder, owner), me) is not None) is refused
+    assert shell_refuses(_fake_stat(entry, me), _fake_stat(folder, owner), me) is None  # mine
+    assert shell_refuses(_fake_stat(entry, owner), _fake_stat(folder, owner), me) is None  # the folder owner's
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() != 0, reason="making another user's file needs root")
+def test_a_planted_link_and_file_in_a_sticky_folder_are_refused(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("victim")
+    (shared / "report.txt").symlink_to(victim)
+    os.lchown(shared / "report.txt", 65534, 65534)
+    (shared / "theirs.txt").write_text("theirs")
+    os.chown(shared / "theirs.txt", 65534, 65534)
+    for name in ("report.txt", "theirs.txt"):
+        code, _, err = run_cli(["recommend", "examples/gpt2-finetune-personal.yaml", "-o", str(shared / name)])
+        assert code == 73 and "of another user in a shared folder with the sticky bit" in err, err
+    assert victim.read_text() == "victim" and (shared / "theirs.txt").read_text() == "theirs"
+    assert (shared / "report.txt").is_symlink() and sorted(p.name for p in shared.iterdir()) == [
+        "report.txt",
+        "theirs.txt",
+    ]
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="permissions do not bind root")
+def test_a_read_only_file_is_refused_as_the_shell_refuses_it(tmp_path):
+    target = tmp_path / "report.txt"
+    target.write_text("keep")
+    target.chmod(0o444)
+    code, _, err = run_cli(["recommend", "examples/gpt2-finetune-personal.yaml", "-o", str(target)])
+    assert code == 73 and "Permission denied" in err and target.read_text() == "keep"
+
+
+def test_a_named_pipe_is_written_as_a_stream(tmp_path):
+    import subprocess
+
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    reader = subprocess.Popen(["cat", str(pipe)], stdout=subprocess.PIPE)
+    try:
+        code, _, err = run_cli(["recommend", "examples/gpt2-finetune-personal.yaml", "-o", str(pipe)])
+        out = reader.communicate(timeout=60)[0].decode()
+    finally:
+        reader.kill()
+    assert code == 0, err
+    assert out.startswith("gpusizer: gpt2-finetune-personal") and stat.S_ISFIFO(os.lstat(pipe).st_mode)
+
+
+def test_dev_stdout_is_the_descriptor_the_shell_opened(tmp_path):
+    """-o /dev/stdout >> log.txt appends; it used to rename a temporary file over log.txt."""
+    import subprocess
+
+    log = tmp_path / "log.txt"
+    log.write_text("earlier\n")
+    with open(log, "ab") as out:
+        p = subprocess.run(
+            [sys.executable, "-m", "engine", "recommend", "examples/gpt2-finetune-personal.yaml", "-o", "/dev/stdout"],
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.PIPE,
+        )
+    assert p.returncode == 0, p.stderr
+    assert log.read_text().startswith("earlier\ngpusizer: gpt2-finetune-personal\n")
+    piped = subprocess.run(
+        [sys.executable, "-m", "engine", "recommend", "examples/gpt2-finetune-personal.yaml", "-o", "/dev/stdout"],
+        cwd=ROOT,
+        capture_output=True,
+    )
+    assert piped.returncode == 0 and piped.stdout.startswith(b"gpusizer: gpt2-finetune-personal"), piped.stderr
+
+
+def test_reports_are_written_as_each_workload_finishes(monkeypatch):
+    """Nothing is held back for the end: by the time the second workload runs, the first report is out."""
+    import io
+
+    from engine.api import Recommender as Api
+
+    real = Api.recommend
+    seen: list[str] = []
+    captured = io.StringIO()
+
+    def watch(self, workload):
+        seen.append(captured.getvalue())
+        return real(self, workload)
+
+    monkeypatch.setattr(Api, "recommend", watch)
+    import contextlib
+
+    from engine.cli import main
+
+    files = ["examples/gpt2-finetune-personal.yaml", "examples/hpc-fp64-bert.yaml", "examples/llama2-70b-chat.yaml"]
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        with contextlib.redirect_stdout(captured):
+            assert main(["recommend", *files]) == 0
+    finally:
+        os.chdir(cwd)
+    assert seen[0] == ""
+    assert seen[1].startswith("gpusizer: gpt2-finetune-personal") and "gpusizer: hpc-fp64-bert" not in seen[1]
+    assert "gpusizer: hpc-fp64-bert" in seen[2] and "gpusizer: llama2-70b-chat" not in seen[2]
+
+
+def test_an_output_that_cannot_be_written_costs_no_work(tmp_path, monkeypatch):
+    """The output is opened before any workload runs, as the shell opens a redirection first."""
+    from engine.api import Recommender as Api
+
+    def boom(self, workload):
+        raise AssertionError("a workload ran although its output cannot be written")
+
+    monkeypatch.setattr(Api, "recommend", boom)
+    code, _, err = run_cli(["recommend", "examples/gpt2-finetune-personal.yaml", "-o", str(tmp_path / "no" / "x.txt")])
+    assert code == 73 and "does not exist" in err

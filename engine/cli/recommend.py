@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ExitCode, GpusizerError
-from . import internal_error, make_dir, recommender, rulebase_args, write_atomic, write_output
+from . import internal_error, make_dir, open_output, recommender, rulebase_args, write_atomic
+from .output import is_stream
 
 EXT = {"text": "txt", "markdown": "md", "json": "json", "html": "html"}
 
@@ -56,6 +57,11 @@ def _report_names(files: list[str], ext: str) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Each report is written as its workload finishes, so memory stays flat over any number of files.
+
+    The output is opened first, as the shell opens a redirection before the command runs: a place
+    that cannot be written costs no work.
+    """
     from ..report.render import render
 
     key = None
@@ -63,25 +69,57 @@ def run(args: argparse.Namespace) -> int:
         from ..explain.record import key_from
 
         key = key_from(args.key)
-    rec = recommender(args)
-    outputs: list[tuple[int, str]] = []
+    several = len(args.files) > 1
+    folder = Path(args.output) if args.output and several and not is_stream(args.output) else None
+    names = _report_names(args.files, EXT[args.format]) if folder else []
+    if folder is not None:
+        make_dir(folder)
+    sink = None if folder is not None else open_output(args.output)
+    array = sink is not None and args.format == "json" and several
     status = ExitCode.OK
-    with rec:
-        for i, name in enumerate(args.files):
-            try:
-                result = rec.recommend(name)
-                outputs.append((i, render(result, args.format, layout=args.layout, full=args.full)))
-            except GpusizerError as exc:
-                status = max(status, ExitCode(exc.exit_code))
-                print(exc.render(), file=sys.stderr)
-                continue
-            except Exception as exc:  # a bug must not cost the other workloads their reports
-                status = max(status, ExitCode.INTERNAL)
-                print(internal_error(exc, f"{name}: "), file=sys.stderr)
-                continue
-            if args.record:
-                status = max(status, _record(result, Path(args.record), key))
-    return int(max(status, _deliver(args, outputs)))
+    written = 0
+    try:
+        rec = recommender(args)
+        if array and sink is not None:
+            sink.write("[\n")
+        with rec:
+            for i, name in enumerate(args.files):
+                try:
+                    result = rec.recommend(name)
+                    text = render(result, args.format, layout=args.layout, full=args.full)
+                except GpusizerError as exc:
+                    status = max(status, ExitCode(exc.exit_code))
+                    print(exc.render(), file=sys.stderr)
+                    continue
+                except Exception as exc:  # a bug must not cost the other workloads their reports
+                    status = max(status, ExitCode.INTERNAL)
+                    print(internal_error(exc, f"{name}: "), file=sys.stderr)
+                    continue
+                if args.record:
+                    status = max(status, _record(result, Path(args.record), key))
+                del result
+                if folder is not None:
+                    try:
+                        write_atomic(folder / names[i], text)
+                    except GpusizerError as exc:  # the other reports are still written
+                        print(exc.render(), file=sys.stderr)
+                        status = max(status, ExitCode(exc.exit_code))
+                    continue
+                assert sink is not None
+                if array:
+                    sink.write((",\n" if written else "") + text.rstrip("\n"))
+                else:
+                    sink.write(("\n" if written else "") + text)
+                written += 1
+        if sink is not None:
+            if array:
+                sink.write("\n]\n")
+            sink.commit()
+    except BaseException:
+        if sink is not None:
+            sink.abort()
+        raise
+    return int(status)
 
 
 def _record(result: Any, folder: Path, key: Any) -> ExitCode:
@@ -95,26 +133,4 @@ def _record(result: Any, folder: Path, key: Any) -> ExitCode:
     except GpusizerError as exc:
         print(exc.render(), file=sys.stderr)
         return ExitCode(exc.exit_code)
-    return ExitCode.OK
-
-
-def _deliver(args: argparse.Namespace, outputs: list[tuple[int, str]]) -> ExitCode:
-    """Write the reports: one file each into a directory, or all to one file or standard output."""
-    if args.output and len(args.files) > 1:
-        out = Path(args.output)
-        make_dir(out)
-        names = _report_names(args.files, EXT[args.format])
-        status = ExitCode.OK
-        for i, text in outputs:
-            try:
-                write_atomic(out / names[i], text)
-            except GpusizerError as exc:  # the other reports are still written
-                print(exc.render(), file=sys.stderr)
-                status = ExitCode(exc.exit_code)
-        return status
-    if args.format == "json" and len(args.files) > 1:
-        text = "[\n" + ",\n".join(t.rstrip("\n") for _, t in outputs) + "\n]\n"
-    else:
-        text = "\n".join(t for _, t in outputs)
-    write_output(text, args.output)
     return ExitCode.OK
