@@ -68,18 +68,24 @@ class Recommender:
             help="for YAML text use recommend_text(text)",
         )
 
-    def load_text(self, text: str, name: str = "<workload>") -> Workload:
-        """YAML text -> validated Workload; ``name`` is what error messages call it."""
+    def load_text(
+        self, text: str, name: str = "<workload>", documents: Mapping[str, Mapping[str, str]] | None = None
+    ) -> Workload:
+        """YAML text -> validated Workload; ``name`` is what error messages call it; ``documents``
+        (a decision record's) stand in for the files the workload's keys name.
+        """
         rb = self.rulebase
-        return rb.inputs.load(None, rb.catalogs, display=name, text=text)
+        return rb.inputs.load(None, rb.catalogs, display=name, text=text, documents=documents)
 
     def recommend(self, workload: Source) -> Result:
         """The recommendation for one workload: a path, a mapping or a Workload."""
         return Result(self.rulebase, self.runner.run(self.load(workload)))
 
-    def recommend_text(self, text: str, name: str = "<workload>") -> Result:
+    def recommend_text(
+        self, text: str, name: str = "<workload>", documents: Mapping[str, Mapping[str, str]] | None = None
+    ) -> Result:
         """The recommendation for a workload given as YAML text."""
-        return Result(self.rulebase, self.runner.run(self.load_text(text, name)))
+        return Result(self.rulebase, self.runner.run(self.load_text(text, name, documents)))
 
 
 _default: dict[tuple[tuple[str, ...], tuple[str, ...]], Recommender] = {}

@@ -41,6 +41,7 @@ class Case:
     stdout: str | None = None  # a file that standard output goes to, e.g. /dev/full or <tmp>/log.txt
     append: bool = False  # standard output opened for appending (the shell's >>), not truncated
     show_stdout: bool = False  # the expectation includes standard output's first line
+    whole_stdout: bool = False  # ... or all of it
     show_files: str | None = None  # a folder under tmp whose listing the expectation includes
     show_file: tuple[str, ...] = ()  # files under tmp whose kind, mode and first line the expectation includes
 
@@ -61,7 +62,7 @@ def run(
     argv: list[str], tmp: Path, env: dict[str, str] | None = None, stdout: str | None = None, append: bool = False
 ) -> Outcome:
     """gpusizer in a subprocess of its own, from the repository root, bounded in time and memory."""
-    full = dict(os.environ, **(env or {}))
+    full = dict(os.environ, **{k: v.replace("<tmp>", str(tmp)) for k, v in (env or {}).items()})
     full.pop("GPUSIZER_DEBUG", None)
     if stdout:
         stdout = stdout.replace("<tmp>", str(tmp))
@@ -100,6 +101,8 @@ def expectation(case: Case, outcome: Outcome, tmp: Path) -> str:
     if case.show_stdout:
         first = outcome.out.splitlines()[0] if outcome.out else ""
         text += f"--- first line of standard output\n{first}\n"
+    if case.whole_stdout:
+        text += f"--- standard output\n{outcome.out}"
     for name in case.show_file:
         path = tmp / name
         if path.is_symlink():
@@ -169,6 +172,111 @@ def llama_config(old: str, new: str) -> str:
     """The Llama config.json with one edit (which must apply)."""
     assert old in LLAMA_CONFIG, old
     return LLAMA_CONFIG.replace(old, new, 1)
+
+
+HUB = {"HF_HUB_CACHE": "<tmp>/hub"}
+SITE_CACHE = {"SITE_CACHE": "<tmp>/cache"}
+REVISION = "0123456789abcdef0123456789abcdef01234567"
+
+
+def hf_cache(make: Callable[[Path], None], name: str = "org/model") -> Callable[[Path], list[str]]:
+    """A workload naming ``name`` in a Hugging Face cache under <tmp>/hub, which ``make`` lays out
+    (it gets the model's folder, models--org--model)."""
+
+    def build(tmp: Path) -> list[str]:
+        repo = tmp / "hub" / "models--org--model"
+        (repo / "refs").mkdir(parents=True)
+        make(repo)
+        (tmp / "w.yaml").write_text(f"name: attack\ntask: inference\nmodel:\n  hf: {name}\n")
+        return ["recommend", str(tmp / "w.yaml")]
+
+    return build
+
+
+def snapshot(repo: Path, text: str = "") -> Path:
+    folder = repo / "snapshots" / REVISION
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(text or LLAMA_CONFIG)
+    return folder
+
+
+def ref_of_3_gib(repo: Path) -> None:
+    snapshot(repo)
+    with open(repo / "refs" / "main", "wb") as f:  # sparse: no disk used, 3 GiB to whoever reads it whole
+        f.truncate(3 << 30)
+
+
+def ref_to_the_environment(repo: Path) -> None:
+    snapshot(repo)
+    (repo / "refs" / "main").symlink_to("/proc/self/environ")
+
+
+def ref_out_of_the_cache(repo: Path) -> None:
+    snapshot(repo)
+    (repo / "refs" / "main").write_text("../../../../etc\n")
+
+
+def ref_a_named_pipe(repo: Path) -> None:
+    snapshot(repo)
+    os.mkfifo(repo / "refs" / "main")
+
+
+def snapshots_of_20000(repo: Path) -> None:
+    for i in range(20_000):
+        (repo / "snapshots" / f"r{i}").mkdir(parents=True)
+
+
+def snapshot_config_of_17_mib(repo: Path) -> None:
+    folder = snapshot(repo)
+    (folder / "config.json").write_text('{"model_type": "llama", "pad": "' + "a" * (17 << 20) + '"}')
+    (repo / "refs" / "main").write_text(REVISION)
+
+
+def good_ref(repo: Path) -> None:
+    snapshot(repo)
+    (repo / "refs" / "main").write_text(REVISION + "\n")
+
+
+def locate_overlay(pattern: str, name: str = "org/model") -> Callable[[Path], list[str]]:
+    """A knowledge overlay whose hf-config mapping locates names by ``pattern``."""
+
+    def build(tmp: Path) -> list[str]:
+        site = tmp / "site-knowledge"
+        site.mkdir()
+        (site / "families.yaml").write_text(
+            "import: hf-config\ndescription: A site's cache.\nselect: model_type\nlocate:\n"
+            f"  pattern: {json.dumps(pattern)}\n  roots: ['{{env.SITE_CACHE}}']\n"
+            "  file: 'models--{org}--{name}.json'\n"
+            "entries:\n- id: site-llama\n  name: a site entry\n  match: [site_llama]\n  extends: llama\n"
+            "  source: {doc: site}\n"
+        )
+        (tmp / "cache").mkdir()
+        (tmp / "cache" / "models--org--model.json").write_text(
+            LLAMA_CONFIG.replace('"model_type": "llama"', '"model_type": "site_llama"')
+        )
+        (tmp / "w.yaml").write_text(f"name: attack\ntask: inference\nmodel:\n  hf: {name}\n")
+        return ["recommend", str(tmp / "w.yaml"), "--knowledge", str(site)]
+
+    return build
+
+
+def validate_overlay(files: dict[str, str]) -> Callable[[Path], list[str]]:
+    """gpusizer validate on a knowledge overlay (what load would refuse, validate must find)."""
+
+    def build(tmp: Path) -> list[str]:
+        site = tmp / "site-knowledge"
+        site.mkdir()
+        for name, text in files.items():
+            (site / name).write_text(text)
+        return ["validate", "--knowledge", str(site)]
+
+    return build
+
+
+FAMILY_OVERLAY = (
+    "import: hf-config\ndescription: A site's families.\nselect: model_type\nentries:\n"
+    "- id: site-llama\n  name: a site entry\n  match: [site_llama]\n  extends: llama\n  source: {doc: site}\n"
+)
 
 
 def fifo(tmp: Path) -> list[str]:
@@ -311,6 +419,89 @@ def record(mutate: Callable[[dict], dict | str | bytes] | None = None, *, key: b
         return out
 
     return build
+
+
+def config_record(after: Callable[[Path, Path], None] | None = None, *extra: str) -> Callable[[Path], list[str]]:
+    """A record of a model: {config: PATH} workload, written in <tmp>/made; ``after`` (given the
+    folder and the record) then moves, edits or forges things before the record is verified."""
+
+    def build(tmp: Path) -> list[str]:
+        made = tmp / "made"
+        made.mkdir()
+        (made / "config.json").write_text(LLAMA_CONFIG)
+        (made / "w.yaml").write_text("name: config-record\ntask: inference\nmodel:\n  config: config.json\n")
+        env = dict(os.environ, SOURCE_DATE_EPOCH="1767225600")
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "engine",
+                "recommend",
+                str(made / "w.yaml"),
+                "--record",
+                str(tmp / "records"),
+                *extra,
+            ],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        (path,) = (tmp / "records").glob("*.json")
+        if after is not None:
+            after(made, path)
+        return ["audit", "verify", str(path)]
+
+    return build
+
+
+def move_away(made: Path, record_path: Path) -> None:
+    shutil.rmtree(made)
+
+
+def edit_config_on_disk(made: Path, record_path: Path) -> None:
+    (made / "config.json").write_text(LLAMA_CONFIG.replace('"num_hidden_layers": 32', '"num_hidden_layers": 30'))
+
+
+def edit_recorded_config(made: Path, record_path: Path) -> None:
+    rec = json.loads(record_path.read_text())
+    doc = rec["inputs"]["documents"][0]
+    doc["text"] = doc["text"].replace('"num_hidden_layers": 32', '"num_hidden_layers": 30')
+    record_path.write_text(json.dumps(rehash(rec), indent=2))
+
+
+def forge_recorded_config(made: Path, record_path: Path) -> None:
+    """The config edited and every hash made again: the decision no longer follows."""
+    rec = json.loads(record_path.read_text())
+    doc = rec["inputs"]["documents"][0]
+    doc["text"] = doc["text"].replace('"num_hidden_layers": 32', '"num_hidden_layers": 30')
+    doc["sha256"] = hashlib.sha256(doc["text"].encode()).hexdigest()
+    record_path.write_text(json.dumps(rehash(rec), indent=2))
+
+
+def overlay_path_out(made: Path, record_path: Path) -> None:
+    rec = json.loads(record_path.read_text())
+    rec["inputs"]["overlays"] = [
+        {"kind": "rules", "name": "site", "files": [{"path": "../../escape.yaml", "sha256": "0" * 64, "text": "x"}]}
+    ]
+    record_path.write_text(json.dumps(rehash(rec), indent=2))
+
+
+def record_with_overlay(tmp: Path) -> list[str]:
+    """A record made with a knowledge overlay, verified without naming it: the record carries it."""
+    env = dict(os.environ, SOURCE_DATE_EPOCH="1767225600")
+    site = tmp / "site-prices"
+    shutil.copytree(ROOT / "examples" / "site-prices", site)
+    subprocess.run(
+        [sys.executable, "-m", "engine", "recommend", EXAMPLE, "--knowledge", str(site), "--record", str(tmp / "r")],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    shutil.rmtree(site)
+    (path,) = (tmp / "r").glob("*.json")
+    return ["audit", "verify", str(path)]
 
 
 def canonical(rec: dict) -> bytes:
@@ -534,6 +725,16 @@ CASES = [
     ),
     Case("config-deep-nesting", "workload", config('{"a": ' + "[" * 5000 + "]" * 5000 + "}")),
     Case("config-not-an-object", "workload", config("[1, 2]")),
+    # the offline Hugging Face cache: every read bounded, no file of the cache quoted
+    Case("hf-cache-good", "workload", hf_cache(good_ref), env=HUB),
+    Case("hf-ref-of-3-gib", "workload", hf_cache(ref_of_3_gib), env=HUB),
+    Case("hf-ref-to-the-environment", "workload", hf_cache(ref_to_the_environment), env=HUB),
+    Case("hf-ref-out-of-the-cache", "workload", hf_cache(ref_out_of_the_cache), env=HUB),
+    Case("hf-ref-a-named-pipe", "workload", hf_cache(ref_a_named_pipe), env=HUB),
+    Case("hf-20000-snapshots", "workload", hf_cache(snapshots_of_20000), env=HUB),
+    Case("hf-config-of-17-mib", "workload", hf_cache(snapshot_config_of_17_mib), env=HUB),
+    Case("hf-name-of-41-characters", "workload", hf_cache(good_ref, "x" * 40 + "!/b"), env=HUB),
+    Case("hf-name-with-a-dot-dot", "workload", hf_cache(good_ref, "../etc"), env=HUB),
     # rules: what reached durable-rules' fixed limits, and expressions that ran away
     Case("in-list-of-511", "rules", rule("  - batch_size: {in: [" + ", ".join(map(str, range(511))) + "]}\n")),
     Case("in-list-of-600", "rules", rule("  - batch_size: {in: [" + ", ".join(map(str, range(600))) + "]}\n")),
@@ -642,6 +843,57 @@ CASES = [
         schema_overlay('{"type": "object", "type": "array", "properties": {}}'),
     ),
     Case("catalog-of-300-fields", "knowledge", wide_catalog),
+    # overlays of the config.json mapping: a pattern is a template, never a regular expression
+    Case(
+        "locate-pattern-a-catastrophic-regex",
+        "knowledge",
+        locate_overlay("(?P<org>(a+)+)/(?P<name>b)", "a" * 40 + "!/b"),
+        env=SITE_CACHE,
+    ),
+    Case("locate-pattern-ambiguous", "knowledge", locate_overlay("{org}-{name}"), env=SITE_CACHE),
+    Case(
+        "locate-pattern-template-works", "knowledge", locate_overlay("{org}/{name}"), env=SITE_CACHE, show_stdout=True
+    ),
+    Case(
+        "validate-finds-a-regex-pattern",
+        "knowledge",
+        validate_overlay(
+            {
+                "families.yaml": FAMILY_OVERLAY.replace(
+                    "entries:", "locate:\n  pattern: '(a+)+$'\n  roots: ['{home}']\n  file: x\nentries:"
+                )
+            }
+        ),
+        whole_stdout=True,
+    ),
+    Case(
+        "validate-finds-a-path-out-of-the-cache",
+        "knowledge",
+        validate_overlay(
+            {
+                "families.yaml": FAMILY_OVERLAY.replace(
+                    "entries:",
+                    "locate:\n  pattern: '{org}/{name}'\n  roots: ['{home}']\n  file: '../../etc/{nosuch}'\nentries:",
+                )
+            }
+        ),
+        whole_stdout=True,
+    ),
+    Case(
+        "validate-finds-a-fixed-value-the-key-refuses",
+        "knowledge",
+        validate_overlay({"families.yaml": FAMILY_OVERLAY + "  fixed:\n    mlp: bogus\n    layers: many\n"}),
+        whole_stdout=True,
+    ),
+    Case(
+        "validate-reads-a-folder-of-mappings-as-knowledge",
+        "knowledge",
+        lambda tmp: [
+            *validate_overlay({"families.yaml": FAMILY_OVERLAY + "  fixed:\n    mlp: bogus\n"})(tmp)[:1],
+            str(tmp / "site-knowledge"),
+        ],
+        whole_stdout=True,
+    ),
     Case("card-of-1e30-bytes", "knowledge", gpu_card("    vram_bytes: 1" + "0" * 30 + "\n")),
     Case("card-of-zero-bytes", "knowledge", gpu_card("    vram_bytes: 0\n")),
     Case("card-of-negative-bandwidth", "knowledge", gpu_card("    memory_bandwidth_gbs: -3350\n")),
@@ -669,6 +921,14 @@ CASES = [
     Case("record-nan", "record", record(nan_value)),
     Case("record-deep-nesting", "record", record(deep_json)),
     Case("record-byte-flipped", "record", record(flip_a_byte)),
+    # records carry every input: the config a workload imported, the overlays
+    Case("record-of-a-config-workload", "record", config_record(), whole_stdout=True),
+    Case("record-of-a-config-workload-moved-away", "record", config_record(move_away), whole_stdout=True),
+    Case("record-config-changed-on-disk", "record", config_record(edit_config_on_disk), whole_stdout=True),
+    Case("record-recorded-config-edited", "record", config_record(edit_recorded_config)),
+    Case("record-recorded-config-forged", "record", config_record(forge_recorded_config)),
+    Case("record-overlay-path-out-of-its-folder", "record", config_record(overlay_path_out)),
+    Case("record-with-an-overlay-checked-without-it", "record", record_with_overlay, whole_stdout=True),
     Case(
         "record-too-large-for-a-lowered-limit",
         "record",

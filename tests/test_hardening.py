@@ -552,3 +552,48 @@ def test_an_output_that_cannot_be_written_costs_no_work(tmp_path, monkeypatch):
     monkeypatch.setattr(Api, "recommend", boom)
     code, _, err = run_cli(["recommend", "examples/gpt2-finetune-personal.yaml", "-o", str(tmp_path / "no" / "x.txt")])
     assert code == 73 and "does not exist" in err
+
+
+# -- reads: name templates, never regular expressions ---------------------------------------------------
+
+
+def test_a_name_template_reads_what_the_old_regular_expression_read():
+    """'{org}/{name}' takes exactly the repository ids the former pattern took, in one pass."""
+    import re
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from engine.load.imports import match_template
+
+    old = re.compile(r"(?P<org>[A-Za-z0-9][A-Za-z0-9._-]*)/(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)")
+
+    @settings(max_examples=400, deadline=None, derandomize=True)
+    @given(st.text(alphabet="ab9._-/!", max_size=30))
+    def same(name):
+        m = old.fullmatch(name)
+        assert match_template("{org}/{name}", name) == (m.groupdict() if m else None)
+
+    same()
+    assert match_template("{org}/{name}", "a" * 1000 + "!/b") is None  # what hung the regular expression
+    assert match_template("{org}/{name}", "a/" + "b" * 2000) is None  # past the longest name
+
+
+@pytest.mark.parametrize(
+    "pattern, problem",
+    [
+        ("{org}/{name}", None),
+        ("models--{org}/{name}", None),
+        ("(?P<org>.+)/(?P<name>.+)", "regular expression"),
+        ("{org}{name}", "touch"),
+        ("{org}-{name}", "ambiguous"),
+        ("{org}/{org}", "twice"),
+        ("org/name", "no {placeholder}"),
+        ("{home}/{name}", "filled by gpusizer"),
+    ],
+)
+def test_name_templates_that_cannot_be_read_in_one_pass_are_refused(pattern, problem):
+    from engine.load.imports import template_problem
+
+    found = template_problem(pattern)
+    assert (found is None) if problem is None else (problem in found)

@@ -39,11 +39,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, rec: Any) -> int:
     from ..explain import whatif as W
-    from ..load.yamlsrc import load
 
-    doc = load(args.file)
-    base = rec.load(args.file)  # validates the original
-    data = copy.deepcopy(doc.data)
+    base = rec.load(args.file)  # read once, under a workload's bounds, and validated
+    data = copy.deepcopy(dict(base.data))
     for s in args.set or []:
         key, value = W.parse_assign(s, "--set")
         W.set_field(data, key, value)

@@ -67,6 +67,8 @@ class Workload:
     sha256: str
     data: Mapping[str, Any]
     inputs: Mapping[str, InputValue] = field(default_factory=dict)  # attribute -> InputValue
+    # the documents it imported (x-import), each {key, value, file, sha256, text}: a record carries them
+    documents: tuple[Mapping[str, str], ...] = ()
 
 
 class InputSchema:
@@ -129,6 +131,20 @@ class InputSchema:
             )
         for entry in mapping.entries.values():
             for setter in entry.setters:
+                if (*opath, setter.key) in self.leaves and not setter.exprs:
+                    # a literal is known now: a value the workload key refuses is the mapping's error
+                    bad = self._leaf_problem((*opath, setter.key), setter.literal)
+                    if bad:
+                        errors.append(
+                            InputError(
+                                f"entry '{entry.id}' fixes {'.'.join((*opath, setter.key))} to "
+                                f"{setter.literal!r}, which {bad}",
+                                file=setter.span.file,
+                                line=setter.span.line,
+                                col=setter.span.col,
+                                help="give a value the workload key takes (knowledge/workload.schema.json)",
+                            )
+                        )
                 if (*opath, setter.key) not in self.leaves:
                     errors.append(
                         InputError(
@@ -214,16 +230,25 @@ class InputSchema:
         return out
 
     def load(
-        self, path: Any, catalogs: Mapping[str, Catalog], display: str | None = None, text: str | None = None
+        self,
+        path: Any,
+        catalogs: Mapping[str, Catalog],
+        display: str | None = None,
+        text: str | None = None,
+        documents: Mapping[str, Mapping[str, str]] | None = None,
     ) -> Workload:
-        """A workload file (or text) -> a validated Workload."""
+        """A workload file (or text) -> a validated Workload; ``documents`` (key -> a recorded
+        document) stand in for the files its keys name, as when a decision record is verified.
+        """
         if text is not None:
             doc = parse(text, display or str(path), "workload")
         else:
             doc = load(path, display, "workload")
-        return self.from_doc(doc, catalogs)
+        return self.from_doc(doc, catalogs, documents)
 
-    def from_doc(self, doc: Doc, catalogs: Mapping[str, Catalog]) -> Workload:
+    def from_doc(
+        self, doc: Doc, catalogs: Mapping[str, Catalog], documents: Mapping[str, Mapping[str, str]] | None = None
+    ) -> Workload:
         """A parsed workload file, checked and completed: explicit values, catalog fills, defaults."""
         if not isinstance(doc.data, dict):
             got = "an empty file" if doc.data is None else f"a {type(doc.data).__name__}"
@@ -239,7 +264,8 @@ class InputSchema:
             raise Problems(errors)
         data = doc.data
         inputs, problems = self._explicit(doc, data, catalogs)
-        problems += self._imported(doc, data, inputs)
+        read: list[Mapping[str, str]] = []
+        problems += self._imported(doc, data, inputs, documents or {}, read)
         problems += self._catalog_fills(doc, data, catalogs, inputs)
         if problems:
             raise Problems(problems)
@@ -267,6 +293,7 @@ class InputSchema:
             sha256=sha,
             data=data,
             inputs=MappingProxyType(dict(sorted(inputs.items()))),
+            documents=tuple(read),
         )
 
     @staticmethod
@@ -372,7 +399,14 @@ class InputSchema:
             return f"is not of type {e.validator_value}"
         return str(e.message)
 
-    def _imported(self, doc: Doc, data: Mapping[str, Any], inputs: dict[str, InputValue]) -> list[InputError]:
+    def _imported(
+        self,
+        doc: Doc,
+        data: Mapping[str, Any],
+        inputs: dict[str, InputValue],
+        documents: Mapping[str, Mapping[str, str]],
+        read: list[Mapping[str, str]],
+    ) -> list[InputError]:
         """``x-import``: the keys a document named by the object (a path, or a name found in a cache)
         gives, through the import mapping; the file's own keys win.
         """
@@ -406,16 +440,21 @@ class InputSchema:
             kpath = (*opath, key)
             value = _get(data, kpath)[1]
             try:
-                if role == "path":
+                recorded = documents.get(".".join(kpath))
+                if recorded is not None and recorded.get("value") == str(value):
+                    shown, text = recorded["file"], recorded["text"]
+                    document = I.parse_document(text, shown)
+                elif role == "path":
                     base = Path(doc.file).parent if doc.file and not doc.file.startswith("<") else Path(".")
                     target = Path(str(value)).expanduser()
                     target = target if target.is_absolute() else base / target
                     shown = target.as_posix()
-                    document = I.read_json(target, shown)
+                    document, text = I.read_document(target, shown)
                 else:
                     assert mapping.locate is not None
                     found, shown = I.locate(mapping.locate, str(value))
-                    document = I.read_json(found, shown)
+                    document, text = I.read_document(found, shown)
+                read.append(I.document_entry(".".join(kpath), str(value), shown, text))
                 got = I.apply_mapping(mapping, document, shown)
             except I.ImportFailure as exc:
                 if exc.file:
