@@ -42,6 +42,7 @@ class Case:
     append: bool = False  # standard output opened for appending (the shell's >>), not truncated
     show_stdout: bool = False  # the expectation includes standard output's first line
     whole_stdout: bool = False  # ... or all of it
+    stdout_lines: tuple[str, ...] = ()  # ... or its lines that start with these words (and their next line)
     show_files: str | None = None  # a folder under tmp whose listing the expectation includes
     show_file: tuple[str, ...] = ()  # files under tmp whose kind, mode and first line the expectation includes
 
@@ -103,6 +104,16 @@ def expectation(case: Case, outcome: Outcome, tmp: Path) -> str:
         text += f"--- first line of standard output\n{first}\n"
     if case.whole_stdout:
         text += f"--- standard output\n{outcome.out}"
+    if case.stdout_lines:
+        lines = outcome.out.splitlines()
+        picked = [
+            f"{line}\n{lines[i + 1]}" if i + 1 < len(lines) and lines[i + 1].startswith("    ") else line
+            for i, line in enumerate(lines)
+            if line.strip().startswith(case.stdout_lines)
+        ]
+        text += (
+            "--- standard output, lines of " + ", ".join(case.stdout_lines) + "\n" + "".join(f"{p}\n" for p in picked)
+        )
     for name in case.show_file:
         path = tmp / name
         if path.is_symlink():
@@ -277,6 +288,55 @@ FAMILY_OVERLAY = (
     "import: hf-config\ndescription: A site's families.\nselect: model_type\nentries:\n"
     "- id: site-llama\n  name: a site entry\n  match: [site_llama]\n  extends: llama\n  source: {doc: site}\n"
 )
+
+
+def quantized(q: dict) -> str:
+    """The Llama config.json with a quantization_config."""
+    cfg = json.loads(LLAMA_CONFIG)
+    cfg["quantization_config"] = q
+    return json.dumps(cfg, indent=2)
+
+
+QWEN_MOE_CONFIG = (ROOT / "examples" / "configs" / "Qwen3-30B-A3B.config.json").read_text(encoding="utf-8")
+
+
+def qwen_moe_config(mlp_only_layers: object) -> str:
+    cfg = json.loads(QWEN_MOE_CONFIG)
+    cfg["mlp_only_layers"] = mlp_only_layers
+    return json.dumps(cfg, indent=2)
+
+
+def gemma3_config(vision_layers: int = 27) -> str:
+    """A Gemma 3 image-text config whose top level holds keys only the outer config has (and a stray
+    hidden_size), and whose text_config holds a quantization_config the quantizer never reads."""
+    return json.dumps(
+        {
+            "architectures": ["Gemma3ForConditionalGeneration"],
+            "model_type": "gemma3",
+            "hidden_size": 99999,
+            "mm_tokens_per_image": 256,
+            "text_config": {
+                "model_type": "gemma3_text",
+                "hidden_size": 2560,
+                "intermediate_size": 10240,
+                "num_hidden_layers": 34,
+                "num_attention_heads": 8,
+                "num_key_value_heads": 4,
+                "head_dim": 256,
+                "vocab_size": 262208,
+                "quantization_config": {"quant_method": "fp8"},
+            },
+            "vision_config": {
+                "model_type": "siglip_vision_model",
+                "hidden_size": 1152,
+                "intermediate_size": 4304,
+                "num_hidden_layers": vision_layers,
+                "patch_size": 14,
+                "image_size": 896,
+            },
+        },
+        indent=2,
+    )
 
 
 def fifo(tmp: Path) -> list[str]:
@@ -725,6 +785,104 @@ CASES = [
     ),
     Case("config-deep-nesting", "workload", config('{"a": ' + "[" * 5000 + "]" * 5000 + "}")),
     Case("config-not-an-object", "workload", config("[1, 2]")),
+    # config.json as transformers reads it: only its keys, in their places; every quantization sized or refused
+    Case(
+        "config-stray-dotted-key-is-no-quantization",
+        "workload",
+        config(llama_config('"hidden_size": 4096', '"quantization_config.quant_method": "fp8", "hidden_size": 4096')),
+        stdout_lines=("Workload", "GPU memory"),
+    ),
+    Case(
+        "config-bitsandbytes-4-bit",
+        "workload",
+        config(quantized({"quant_method": "bitsandbytes", "load_in_4bit": True})),
+        stdout_lines=("Workload", "GPU memory"),
+    ),
+    Case(
+        "config-bitsandbytes-4-bit-double-quant",
+        "workload",
+        config(quantized({"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_use_double_quant": True})),
+        stdout_lines=("Workload", "GPU memory"),
+    ),
+    Case(
+        "config-bitsandbytes-8-bit",
+        "workload",
+        config(quantized({"quant_method": "bitsandbytes", "load_in_8bit": True})),
+        stdout_lines=("Workload", "GPU memory"),
+    ),
+    Case(
+        "config-bitsandbytes-4-and-8-bit",
+        "workload",
+        config(quantized({"quant_method": "bitsandbytes", "load_in_4bit": True, "load_in_8bit": True})),
+    ),
+    Case(
+        "config-gptq-3-bit",
+        "workload",
+        config(quantized({"quant_method": "gptq", "bits": 3, "group_size": 128})),
+        stdout_lines=("Workload", "GPU memory"),
+    ),
+    Case(
+        "config-gptq-4-bit-groups-of-32",
+        "workload",
+        config(quantized({"quant_method": "gptq", "bits": 4, "group_size": 32})),
+        stdout_lines=("Workload", "GPU memory"),
+    ),
+    Case(
+        "config-gptq-8-bit-per-column",
+        "workload",
+        config(quantized({"quant_method": "gptq", "bits": 8, "group_size": -1})),
+        stdout_lines=("Workload", "GPU memory"),
+    ),
+    Case("config-gptq-5-bit", "workload", config(quantized({"quant_method": "gptq", "bits": 5}))),
+    Case(
+        "config-gptq-groups-of-100",
+        "workload",
+        config(quantized({"quant_method": "gptq", "bits": 4, "group_size": 100})),
+    ),
+    Case(
+        "config-awq-4-bit",
+        "workload",
+        config(quantized({"quant_method": "awq", "bits": 4, "group_size": 128})),
+        stdout_lines=("Workload", "GPU memory"),
+    ),
+    Case(
+        "config-fp8",
+        "workload",
+        config(quantized({"quant_method": "fp8", "weight_block_size": [128, 128]})),
+        stdout_lines=("Workload", "GPU memory"),
+    ),
+    Case(
+        "config-mxfp4",
+        "workload",
+        config(quantized({"quant_method": "mxfp4"})),
+        stdout_lines=("Workload", "GPU memory"),
+    ),
+    Case("config-unknown-quantization", "workload", config(quantized({"quant_method": "hqq", "nbits": 4}))),
+    Case("config-compressed-tensors", "workload", config(quantized({"quant_method": "compressed-tensors"}))),
+    Case(
+        "config-7-kv-heads-over-32",
+        "workload",
+        config(llama_config('"num_key_value_heads": 8', '"num_key_value_heads": 7')),
+    ),
+    Case("config-0-kv-heads", "workload", config(llama_config('"num_key_value_heads": 8', '"num_key_value_heads": 0'))),
+    Case("config-mlp-only-layers-out-of-range", "workload", config(qwen_moe_config([0, 48]))),
+    Case("config-mlp-only-layers-twice", "workload", config(qwen_moe_config([3, 3]))),
+    Case("config-mlp-only-layers-not-a-list", "workload", config(qwen_moe_config("all"))),
+    Case("config-negative-vision-layers", "workload", config(gemma3_config(vision_layers=-27))),
+    Case(
+        "config-gemma3-reads-only-its-text-config",
+        "workload",
+        config(gemma3_config()),
+        stdout_lines=("Workload", "GPU memory"),
+    ),
+    Case(
+        "hand-given-7-kv-heads-over-32",
+        "workload",
+        workload(
+            "name: attack\ntask: inference\nmodel: {layers: 32, hidden_size: 4096, attention_heads: 32, kv_heads: 7, "
+            "intermediate_size: 14336, mlp: swiglu, vocab_size: 128256}\n"
+        ),
+    ),
     # the offline Hugging Face cache: every read bounded, no file of the cache quoted
     Case("hf-cache-good", "workload", hf_cache(good_ref), env=HUB),
     Case("hf-ref-of-3-gib", "workload", hf_cache(ref_of_3_gib), env=HUB),

@@ -37,7 +37,7 @@ from . import expr as X
 from .ir import Source, Span, Value
 from .limits import MAX_ENTRIES
 from .rules import sources_of
-from .schema import check, engine_schema
+from .schema import check, engine_schema, valid, validator_for
 from .yamlsrc import Doc, decode, parse_json, read_bytes
 
 MISSING = object()
@@ -169,6 +169,23 @@ class Setter:
 
 
 @dataclass(frozen=True)
+class Check:
+    """A refusal: the document (or the workload) is refused, naming ``key``, when the value at ``key``
+    does not fit ``schema`` or when ``when`` holds or cannot be computed.
+    """
+
+    id: str
+    key: str
+    help: str
+    span: Span
+    schema: Mapping[str, Any] | None = None
+    when: X.Expr | None = None
+    message: X.Template | None = None
+    unless_given: str | None = None
+    keys: tuple[str, ...] = ()  # an inference check: the inputs it reads, the first given is blamed
+
+
+@dataclass(frozen=True)
 class Entry:
     """One kind of document: the entry its selecting field names."""
 
@@ -178,9 +195,11 @@ class Entry:
     span: Span
     sources: tuple[Source, ...] = ()
     within: str | None = None
+    outer: tuple[str, ...] = ()
     defaults: tuple[Named, ...] = ()
     lets: tuple[Named, ...] = ()
     setters: tuple[Setter, ...] = ()
+    checks: tuple[Check, ...] = ()
     note: str | None = None
 
 
@@ -259,12 +278,13 @@ class Requirement:
 
 @dataclass(frozen=True)
 class Inference:
-    """An inference file: its steps, in order, and its requirements."""
+    """An inference file: its steps, in order, its requirements and its checks."""
 
     name: str
     file: str
     steps: tuple[Step, ...]
     requirements: tuple[Requirement, ...] = ()
+    checks: tuple[Check, ...] = ()
 
 
 @dataclass
@@ -382,6 +402,11 @@ def _entry(doc: Doc, i: int, raw: dict[str, Any], known: Mapping[str, Entry], er
         t = _template(doc, (*at, "explain"), explain, errors) if explain is not None else None
         if exprs is not None:
             setters[key] = Setter(key, doc.span(at, key=True), exprs=exprs, explain=t)
+    checks: dict[str, Check] = {c.id: c for c in base.checks} if base else {}
+    for j, raw_check in enumerate(raw.get("checks", [])):
+        c = _check(doc, (*path, "checks", j), raw_check, errors)
+        if c is not None:
+            checks[c.id] = c
     if len(errors) > mark:
         return None
     ordered = []
@@ -407,10 +432,37 @@ def _entry(doc: Doc, i: int, raw: dict[str, Any], known: Mapping[str, Entry], er
         span=doc.span(path),
         sources=sources_of(raw["source"]),
         within=raw.get("within", base.within if base else None),
+        outer=tuple(raw.get("outer", base.outer if base else ())),
         defaults=ordered[0],
         lets=ordered[1],
         setters=tuple(setters.values()),
+        checks=tuple(checks.values()),
         note=raw.get("note"),
+    )
+
+
+def _check(doc: Doc, path: tuple[str | int, ...], raw: Mapping[str, Any], errors: list[InputError]) -> Check | None:
+    """A check of an import entry or an inference file, its expression and template parsed."""
+    when = _parse(doc, (*path, "when"), raw["when"], errors) if "when" in raw else None
+    message = _template(doc, (*path, "message"), raw["message"], errors) if "message" in raw else None
+    if ("when" in raw and when is None) or ("message" in raw and message is None):
+        return None
+    if when is None and "schema" not in raw:
+        errors.append(doc.error(path, f"check '{raw['id']}' has neither 'when' nor 'schema'", "give one of them"))
+        return None
+    if when is not None and message is None:
+        errors.append(doc.error(path, f"check '{raw['id']}' has a 'when' and no 'message'", "say what is wrong"))
+        return None
+    return Check(
+        id=raw["id"],
+        key=raw.get("key") or (raw.get("keys") or [""])[0],
+        help=raw["help"],
+        span=doc.span(path),
+        schema=raw.get("schema"),
+        when=when,
+        message=message,
+        unless_given=raw.get("unless_given"),
+        keys=tuple(raw.get("keys", ())),
     )
 
 
@@ -569,6 +621,11 @@ def load_inference(doc: Doc, errors: list[InputError], earlier: Inference | None
             waiver=raw.get("waiver"),
             at=raw.get("at"),
         )
+    checks: dict[str, Check] = {c.id: c for c in earlier.checks} if earlier else {}
+    for i, raw in enumerate(data.get("checks", [])):
+        c = _check(doc, ("checks", i), raw, errors)
+        if c is not None:
+            checks[c.id] = c
     if len(errors) > mark:
         return None
     return Inference(
@@ -576,6 +633,7 @@ def load_inference(doc: Doc, errors: list[InputError], earlier: Inference | None
         file=earlier.file if earlier else doc.file,
         steps=tuple(steps.values()),
         requirements=tuple(reqs.values()),
+        checks=tuple(checks.values()),
     )
 
 
@@ -583,10 +641,14 @@ def load_inference(doc: Doc, errors: list[InputError], earlier: Inference | None
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """A document's fields by dotted name (nested objects both whole and field by field)."""
+    """A document's fields by dotted name (nested objects both whole and field by field).
+
+    A key that itself holds a dot is no field: ``"a.b": 1`` at the top is not ``a``'s ``b``
+    (transformers sets it as an attribute of that odd name, which nothing reads).
+    """
     out: dict[str, Any] = {}
     for k, v in data.items():
-        if not isinstance(k, str):
+        if not isinstance(k, str) or "." in k:
             continue
         name = f"{prefix}{k}"
         out[name] = v
@@ -794,8 +856,17 @@ def _subfolders(folder: Path, name: str) -> list[str]:
     return sorted(subs)
 
 
-def apply_mapping(mapping: ImportMapping, data: Mapping[str, Any], shown: str) -> Imported:
-    """The workload keys a document gives through its entry."""
+def apply_mapping(
+    mapping: ImportMapping,
+    data: Mapping[str, Any],
+    shown: str,
+    given: frozenset[str] = frozenset(),
+    text: str | None = None,
+) -> Imported:
+    """The workload keys a document gives through its entry; ImportFailure at the document's key when
+    one of the entry's checks refuses it (``given``: the keys the workload sets itself, which make a
+    check on them moot; ``text``: the document's text, to find a key's line).
+    """
     kind = data.get(mapping.select)
     entry = mapping.entry_for(kind)
     if entry is None:
@@ -829,6 +900,7 @@ def apply_mapping(mapping: ImportMapping, data: Mapping[str, Any], shown: str) -
                 defaulted[d.name] = " | ".join(e.source for e in d.exprs)
     for n in entry.lets:
         env[n.name] = run(n.exprs, n.name)
+    _run_checks(entry, env, given, shown, text, where)
     out = Imported(entry, shown)
     for s in entry.setters:
         if not s.exprs:
@@ -851,13 +923,98 @@ def apply_mapping(mapping: ImportMapping, data: Mapping[str, Any], shown: str) -
 
 
 def _view(entry: Entry, data: Mapping[str, Any]) -> dict[str, Any]:
-    """The document's fields an entry reads: the top level, overlaid by its ``within`` sub-document."""
-    view = _flatten(data)
-    if entry.within:
-        inner = data.get(entry.within)
-        if isinstance(inner, dict):
-            view.update(_flatten(inner))
-    return view
+    """The document's fields an entry reads: the whole document, or with ``within`` its sub-document's
+    fields and of the top level only the fields ``outer`` names (the rest are the outer document's own,
+    which the model the entry sizes never reads).
+    """
+    if not entry.within:
+        return _flatten(data)
+    inner = data.get(entry.within)
+    own = {k: v for k, v in inner.items() if k not in entry.outer} if isinstance(inner, dict) else {}
+    own.update({k: data[k] for k in entry.outer if k in data})
+    return _flatten(own)
+
+
+def _run_checks(
+    entry: Entry, env: Mapping[str, Any], given: frozenset[str], shown: str, text: str | None, where: str
+) -> None:
+    """The first of an entry's checks that refuses the document, as an ImportFailure at its key."""
+    for c in entry.checks:
+        if c.unless_given and c.unless_given in given:
+            continue
+        why = _refused(c, env)
+        if why is not None:
+            raise ImportFailure(f"{c.key}: {why}", f"{c.help} ({where})", file=shown, line=key_line(text, c.key))
+
+
+def _refused(c: Check, env: Mapping[str, Any]) -> str | None:
+    """Why a check refuses (its message, or the schema's complaint), or None."""
+    if c.schema is not None:
+        value = env.get(c.key, MISSING)
+        if _known(value) and not valid(value, dict(c.schema)):
+            return f"{_excerpt(value)} {_schema_words(value, dict(c.schema))}"
+    if c.when is not None:
+        try:
+            holds = evaluate(c.when, env)
+        except X.ExprError as exc:
+            return f"{run_text(c.message, env) if c.message else ''} ({exc.message})".strip()
+        if holds is not MISSING and holds:
+            return run_text(c.message, env) if c.message else "refused"
+    return None
+
+
+def _excerpt(value: Any, limit: int = 60) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
+
+
+def _schema_words(value: Any, schema: dict[str, Any]) -> str:
+    """The first way a value misses a schema, in a few words."""
+    e = next(iter(validator_for(schema).iter_errors(value)), None)
+    if e is None:  # pragma: no cover - valid() said it was not
+        return "does not fit"
+    where = "".join(f"[{p}]" for p in e.absolute_path)
+    v = e.validator_value
+    if e.validator == "type":
+        what = f"is not of type {v}"
+    elif e.validator == "minimum":
+        what = f"is below {v}"
+    elif e.validator == "maximum":
+        what = f"is above {v}"
+    elif e.validator == "uniqueItems":
+        what = "holds a value twice"
+    elif e.validator == "enum" and isinstance(v, list):
+        what = f"is not one of {', '.join(map(str, v))}"
+    else:
+        what = str(e.message)[:120]
+    return f"{'its item ' + where + ' ' if where else ''}{what}"
+
+
+def key_line(text: str | None, dotted: str) -> int | None:
+    """The line of a (dotted) key in a JSON text, found by its names in order; None if not found."""
+    if not text:
+        return None
+    at = 0
+    for part in dotted.split("."):
+        m = re.compile(r'"' + re.escape(part) + r'"\s*:').search(text, at)
+        if m is None:
+            return None
+        at = m.end()
+    return text.count("\n", 0, at) + 1
+
+
+def failed_checks(spec: Inference, values: Mapping[str, Any]) -> list[tuple[Check, str]]:
+    """An inference file's checks that refuse these inputs: (check, why). A check runs only when
+    every key it reads is known.
+    """
+    out = []
+    for c in spec.checks:
+        if not all(_known(values.get(k, MISSING)) for k in c.keys):
+            continue
+        why = _refused(c, values)
+        if why is not None:
+            out.append((c, why))
+    return out
 
 
 def _detail(source: str, value: Any, view: Mapping[str, Any], defaulted: Mapping[str, str], where: str) -> str:
@@ -951,6 +1108,7 @@ def unmet(spec: Inference, values: Mapping[str, Any]) -> list[tuple[Requirement,
 __all__ = [
     "MAX_NAME",
     "SEGMENT_CHARS",
+    "Check",
     "Entry",
     "ImportFailure",
     "ImportMapping",
@@ -961,7 +1119,9 @@ __all__ = [
     "Step",
     "apply_mapping",
     "document_entry",
+    "failed_checks",
     "infer",
+    "key_line",
     "load_import",
     "load_inference",
     "locate",

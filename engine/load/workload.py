@@ -455,7 +455,8 @@ class InputSchema:
                     found, shown = I.locate(mapping.locate, str(value))
                     document, text = I.read_document(found, shown)
                 read.append(I.document_entry(".".join(kpath), str(value), shown, text))
-                got = I.apply_mapping(mapping, document, shown)
+                explicit = frozenset(k for k in onode["properties"] if _get(data, (*opath, k))[0])
+                got = I.apply_mapping(mapping, document, shown, explicit, text)
             except I.ImportFailure as exc:
                 if exc.file:
                     problems.append(
@@ -530,7 +531,12 @@ class InputSchema:
             return []
         paths = {a: p for p, a in self.attr_of.items()}
         problems = []
-        for req, missing, waived in I.unmet(spec, {a: iv.value for a, iv in inputs.items()}):
+        values = {a: iv.value for a, iv in inputs.items()}
+        for c, why in I.failed_checks(spec, values):
+            blamed = next((k for k in c.keys if inputs[k].origin == "workload"), c.keys[0])
+            where = f" ({inputs[blamed].detail})" if inputs[blamed].origin != "workload" else ""
+            problems.append(doc.error(paths.get(blamed, ()), f"{why}{where}", c.help))
+        for req, missing, waived in I.unmet(spec, values):
             at = paths.get(req.at or "") or (paths[missing[0]][:-1] if missing else ())
             if missing and not waived:
                 names = ", ".join(".".join(paths[m][len(at) :]) or m for m in missing)
