@@ -339,6 +339,13 @@ def gemma3_config(vision_layers: int = 27) -> str:
     )
 
 
+def _odd_file(tmp: Path) -> list[str]:
+    """A workload file whose name holds a line break and an escape: its error shows them escaped."""
+    path = tmp / "w\nfake: error.yaml"
+    path.write_text("name: attack\ntask: inference\nmodel: {name: nope}\n")
+    return ["recommend", str(path)]
+
+
 def fifo(tmp: Path) -> list[str]:
     path = tmp / "pipe.yaml"
     os.mkfifo(path)
@@ -773,6 +780,55 @@ CASES = [
     ),
     Case("bad-limit-variable", "workload", workload(WORKLOAD), env={"GPUSIZER_MAX_NODES": "lots"}),
     Case("named-pipe", "workload", fifo),
+    # messages: the file the user can change is blamed, input is echoed as an excerpt, names are escaped
+    Case(
+        "tiny-parameter-count-blamed-on-the-workload",
+        "workload",
+        workload("name: attack\ntask: training\nmodel: {name: llama-2-7b, params: 1e-300}\n"),
+    ),
+    Case(
+        "echo-of-540-kb-is-cut",
+        "workload",
+        workload(WORKLOAD + "batch_size: [" + ", ".join(["'" + "x" * 60_000 + "'"] * 9) + "]\n"),
+    ),
+    Case(
+        "name-with-line-breaks-in-text",
+        "workload",
+        workload('name: "x\\n  GPUs        8 x H100, free\\u202egnp.exe\\t"\ntask: inference\nmodel: {name: gpt2}\n'),
+        show_stdout=True,
+    ),
+    Case(
+        "name-with-line-breaks-in-markdown",
+        "workload",
+        workload('name: "x\\n# FREE GPUS\\u2028"\ntask: inference\nmodel: {name: gpt2}\n', "--format", "markdown"),
+        show_stdout=True,
+    ),
+    Case(
+        "name-with-line-breaks-in-explain",
+        "workload",
+        lambda tmp: [
+            "explain",
+            *workload('name: "x\\nfaked: line"\ntask: inference\nmodel: {name: gpt2}\n')(tmp)[1:],
+            "gpu.model",
+        ],
+        show_stdout=True,
+    ),
+    Case("file-name-with-a-line-break", "workload", lambda tmp: _odd_file(tmp)),
+    Case(
+        "what-if-max-of-a-text-key",
+        "workload",
+        lambda tmp: ["what-if", EXAMPLE, "--max", "precision", "--while", "ram.system_gb <= 256"],
+    ),
+    Case(
+        "what-if-while-of-an-unknown-attribute",
+        "workload",
+        lambda tmp: ["what-if", EXAMPLE, "--max", "batch_size", "--while", "ram.sytem_gb <= 256"],
+    ),
+    Case(
+        "what-if-max-of-a-mapping",
+        "workload",
+        lambda tmp: ["what-if", EXAMPLE, "--max", "gpu", "--while", "ram.system_gb <= 256"],
+    ),
     Case("dev-zero", "workload", lambda tmp: ["recommend", "/dev/zero"]),
     Case("directory", "workload", directory),
     # a model's config.json, read for a workload

@@ -597,3 +597,137 @@ def test_name_templates_that_cannot_be_read_in_one_pass_are_refused(pattern, pro
 
     found = template_problem(pattern)
     assert (found is None) if problem is None else (problem in found)
+
+
+# -- the Python API's contract: any value converted or refused with gpusizer's own error -----------------
+
+
+def _values():
+    from decimal import Decimal
+    from fractions import Fraction
+
+    from hypothesis import strategies as st
+
+    scalars = st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(),
+        st.integers(min_value=10**300, max_value=10**6000),
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.decimals(allow_nan=True, allow_infinity=True),
+        st.fractions(),
+        st.just(Fraction(10**400, 7)),
+        st.just(Decimal("1e999999")),
+        st.complex_numbers(allow_nan=False),
+        st.text(max_size=20),
+        st.binary(max_size=5),
+        st.dates(),
+        st.sampled_from(["gpt2", "inference", "fp16", "auto", "8", "70B", "\n", "\u202e", "\x00"]),
+    )
+    return st.recursive(
+        scalars,
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=4),
+            st.tuples(inner, inner),
+            st.frozensets(st.integers(), max_size=3),
+            st.dictionaries(st.one_of(st.text(max_size=8), st.integers(), st.none()), inner, max_size=4),
+        ),
+        max_leaves=12,
+    )
+
+
+_KEYS = ["name", "task", "batch_size", "sequence_length", "precision", "budget", "gpu", "dataset", "serving", "model"]
+
+
+def test_the_api_returns_a_result_or_raises_gpusizers_own_error(recommender):
+    """Any Python value anywhere in a mapping workload: a Result, or a GpusizerError; never ValueError
+    (an int of 4,301 digits), a YAML representer error (Decimal, Fraction) or RecursionError."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from engine import GpusizerError
+    from engine.explain.result import Result
+
+    base = {"name": "fuzz", "task": "inference", "model": {"name": "gpt2"}}
+
+    @settings(
+        max_examples=150,
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+    @given(st.sampled_from(_KEYS), _values(), st.booleans())
+    def holds(key, value, nested):
+        workload = dict(base)
+        if nested and key == "model":
+            workload["model"] = {"name": "gpt2", "layers": value}
+        else:
+            workload[key] = value
+        try:
+            out = recommender.recommend(workload)
+        except GpusizerError as exc:
+            assert exc.render().strip()
+            return
+        assert isinstance(out, Result)
+
+    holds()
+
+
+@pytest.mark.parametrize(
+    "value, refused",
+    [
+        ("__bigint__", "a whole number of about 5,001 digits"),
+        ("__set__", "a set has no order"),
+        ("__deep__", "nested deeper than 64 levels"),
+        ("__self__", "nested deeper than 64 levels"),
+        (b"x", "bytes is not text"),
+        (1j, "is not a real number"),
+        (object(), "a value of type object is not a workload value"),
+    ],
+)
+def test_python_values_a_file_cannot_hold_are_refused_by_key(recommender, value, refused):
+    if value == "__bigint__":
+        value = 10**5000
+    elif value == "__set__":
+        value = {"a", "b"}
+    elif value == "__deep__":
+        value = {}
+        node = value
+        for _ in range(400):
+            node["a"] = {}
+            node = node["a"]
+    elif value == "__self__":
+        value = {}
+        value["x"] = value
+    with pytest.raises(InputError, match=refused):
+        recommender.recommend({"name": "x", "task": "inference", "model": {"name": "gpt2"}, "gpu": value})
+
+
+def test_python_numbers_are_converted(recommender):
+    from decimal import Decimal
+    from enum import IntEnum
+    from fractions import Fraction
+
+    class Size(IntEnum):
+        EIGHT = 8
+
+    class Name(str):
+        pass
+
+    results = [
+        recommender.recommend({"name": Name("x"), "task": "inference", "model": {"name": "gpt2"}, "batch_size": v})
+        for v in (8, Decimal("8"), Fraction(16, 2), Size.EIGHT, 8.0)
+    ]
+    assert len({json.dumps(r.get("memory.vram_required_gb")) for r in results}) == 1
+    assert results[0].workload.name == "x"
+
+
+def test_printable_and_excerpt():
+    from engine.format import excerpt, printable
+
+    assert printable("a\nb\tc\x1b[2J\u202ed\u2028") == "a\\nb\\tc\\u001b[2J\\u202ed\\u2028"
+    assert printable("plain text, 中文") == "plain text, 中文"
+    cut = excerpt("x" * 540_000)
+    assert len(cut) < 120 and "540,000 characters" in cut
+    assert excerpt("short message") == "short message"
+    assert len(excerpt("a b " * 10_000)) < 1100

@@ -34,7 +34,29 @@ def run(args: argparse.Namespace) -> int:
     with recommender(args) as rec:
         for name in args.show or []:
             rec.rulebase.attribute(name, "--show: ")
+        if args.max:
+            _whole_number_key(rec.rulebase, args.max)
+        if args.while_:
+            from ..explain import whatif as W
+
+            for name in sorted(W.condition_names(args.while_)):
+                rec.rulebase.attribute(name, "--while: ")
         return _run(args, rec)
+
+
+def _whole_number_key(rb: Any, key: str) -> None:
+    """--max searches over whole numbers: KEY must be a workload key that takes one."""
+    path = tuple(key.split("."))
+    node = rb.inputs.leaves.get(path)
+    if node is None or (node.get("type") != "integer" and "integer" not in (node.get("type") or [])):
+        from ..errors import hint
+
+        keys = [".".join(p) for p, n in rb.inputs.leaves.items() if n.get("type") == "integer"]
+        what = "not a key of the workload" if node is None else "a key that takes no whole number"
+        raise InputError(
+            f"--max {key}: {what}",
+            help=f"{hint(key, keys)}--max searches over a whole-number key: {', '.join(sorted(keys)[:12])}, ...",
+        )
 
 
 def _run(args: argparse.Namespace, rec: Any) -> int:
