@@ -11,6 +11,7 @@ writes the expected files; review the diff.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -106,11 +107,11 @@ def expectation(case: Case, outcome: Outcome, tmp: Path) -> str:
         text += f"--- standard output\n{outcome.out}"
     if case.stdout_lines:
         lines = outcome.out.splitlines()
-        picked = [
-            f"{line}\n{lines[i + 1]}" if i + 1 < len(lines) and lines[i + 1].startswith("    ") else line
-            for i, line in enumerate(lines)
-            if line.strip().startswith(case.stdout_lines)
-        ]
+        picked = []
+        for i, line in enumerate(lines):
+            if line.strip().startswith(case.stdout_lines):
+                more = itertools.takewhile(lambda x: x.startswith("   "), lines[i + 1 :])
+                picked.append("\n".join([line, *more]))
         text += (
             "--- standard output, lines of " + ", ".join(case.stdout_lines) + "\n" + "".join(f"{p}\n" for p in picked)
         )
@@ -780,6 +781,61 @@ CASES = [
     ),
     Case("bad-limit-variable", "workload", workload(WORKLOAD), env={"GPUSIZER_MAX_NODES": "lots"}),
     Case("named-pipe", "workload", fifo),
+    # goals no hardware meets, settings an engine refuses, plans no platform takes: said first, or refused
+    Case(
+        "deadline-of-a-billionth-of-a-day",
+        "workload",
+        workload(
+            (ROOT / "examples" / "cluster-llama2-70b-deadline.yaml")
+            .read_text()
+            .replace("deadline_days: 90", "deadline_days: 1e-9")
+        ),
+        stdout_lines=("!!", "Workload"),
+    ),
+    Case(
+        "serving-to-a-hundred-million-users",
+        "workload",
+        workload(
+            "name: attack\ntask: inference\nmodel: {name: llama-2-7b}\nscenario: cluster\nserving:\n"
+            "  concurrent_requests: 100000000\n  prompt_tokens: 1000\n  output_tokens: 100\n"
+        ),
+        stdout_lines=("!!",),
+    ),
+    Case(
+        "vllm-batch-budget-of-one-token",
+        "workload",
+        workload(
+            "name: attack\ntask: inference\nmodel: {name: llama-2-7b}\nscenario: sme\nserving:\n"
+            "  concurrent_requests: 10\n  prompt_tokens: 1000\n  output_tokens: 100\n  max_num_batched_tokens: 1\n"
+        ),
+        stdout_lines=("!!",),
+    ),
+    Case(
+        "vllm-batch-budget-below-max-num-seqs",
+        "workload",
+        workload(
+            "name: attack\ntask: inference\nmodel: {name: llama-2-7b}\nserving:\n  concurrent_requests: 10\n"
+            "  prompt_tokens: 1000\n  output_tokens: 100\n  max_num_batched_tokens: 1\n  max_num_seqs: 8\n"
+        ),
+    ),
+    Case(
+        "tgi-prefill-budget-below-one-prompt",
+        "workload",
+        workload(
+            "name: attack\ntask: inference\nmodel: {name: llama-2-7b}\nserving:\n  engine: tgi\n"
+            "  concurrent_requests: 10\n  prompt_tokens: 1000\n  output_tokens: 100\n  max_num_batched_tokens: 512\n"
+        ),
+    ),
+    Case(
+        "serving-plan-no-platform-takes",
+        "workload",
+        workload(
+            "name: attack\ntask: inference\nmodel: {name: llama-2-7b}\nserving:\n  concurrent_requests: 10\n"
+            "  prompt_tokens: 1000\n  output_tokens: 100\n  max_num_batched_tokens: 1\n"
+            "  targets: {time_to_first_token_s: 2}\n"
+        ),
+        stdout_lines=("!!", "GPUs", "Serving"),
+    ),
     # messages: the file the user can change is blamed, input is echoed as an excerpt, names are escaped
     Case(
         "tiny-parameter-count-blamed-on-the-workload",
