@@ -17,6 +17,7 @@ import datetime
 import math
 import numbers
 import os
+import re
 import weakref
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
@@ -261,16 +262,16 @@ def _float(value: Any, path: tuple[object, ...]) -> float:
 
 
 def blame_the_workload(exc: RuleError, rb: Rulebase, workload: Workload) -> RuleError | InputError:
-    """A shipped rule that failed on the workload's numbers, blamed on the workload (the file the user
+    """A shipped rule whose arithmetic failed on an extreme number of the workload (1e-300), blamed on the workload (the file the user
     can change), with the numbers it depended on; a rule of an overlay keeps its own file.
     """
     rid = exc.first.rule
     rule = rb.rules.get(rid or "")
-    if rule is None or rule.rule.overlay is not None:
+    if rule is None or rule.rule.overlay is not None or not _NUMERIC.search(exc.first.message):
         return exc
     suspects = _numbers_read(rb, rid or "", workload)
-    if not suspects:
-        return exc
+    if not suspects or not _extreme(suspects[0][1].value):
+        return exc  # no number of the workload is out of every real range: the rule is at fault
     attr, iv = suspects[0]
     path = next((p for p, a in rb.inputs.attr_of.items() if a == attr), (attr,))
     listed = ", ".join(f"{'.'.join(p)} = {iv.value!r}" for p, iv in _with_paths(rb, suspects)[:6])
@@ -284,6 +285,19 @@ def blame_the_workload(exc: RuleError, rb: Rulebase, workload: Workload) -> Rule
         "(1e-300 parameters, 1e300 tokens) cannot be sized; if they are what you mean, report this as a bug "
         f"in the rule ({exc.first.file})",
     )
+
+
+# failures of arithmetic that extreme inputs cause (a conflict between rules, or a missing value, is not one)
+_NUMERIC = re.compile(
+    r"failed while firing: .*(not a finite number|division by zero|ZeroDivision|Overflow|overflow|beyond \d+ bits"
+    r"|math domain)"
+)
+
+
+def _extreme(value: float) -> bool:
+    """A number no workload describes: below 1e-30 or above 1e50 (but not zero)."""
+    v = abs(float(value))
+    return v != 0 and (v < 1e-30 or v > 1e50)
 
 
 def _line(text: str, line: int | None) -> str | None:
