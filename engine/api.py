@@ -262,8 +262,9 @@ def _float(value: Any, path: tuple[object, ...]) -> float:
 
 
 def blame_the_workload(exc: RuleError, rb: Rulebase, workload: Workload) -> RuleError | InputError:
-    """A shipped rule whose arithmetic failed on an extreme number of the workload (1e-300), blamed on the workload (the file the user
-    can change), with the numbers it depended on; a rule of an overlay keeps its own file.
+    """A shipped rule whose arithmetic failed on an extreme number of the workload (1e-300), blamed on
+    the workload (the file the user can change), with the numbers it depended on; a rule of an
+    overlay, or one that fails on ordinary numbers, keeps its own error.
     """
     rid = exc.first.rule
     rule = rb.rules.get(rid or "")
