@@ -10,10 +10,10 @@ from collections.abc import Mapping, Sequence
 
 __all__ = ["excerpt", "num", "printable", "quantity", "text"]
 
-# what a terminal or a viewer would act on instead of showing: C0 and C1 controls (line breaks and
-# tabs included), DEL, the line and paragraph separators, and the bidirectional embeddings,
+# what a terminal or a viewer would act on instead of showing: C0 and C1 controls (line breaks;
+# a tab is whitespace and stays), DEL, the line and paragraph separators, and the bidirectional embeddings,
 # overrides and isolates that reorder what follows them
-_HIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
+_HIDDEN = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
 _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 

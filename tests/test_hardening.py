@@ -725,7 +725,7 @@ def test_python_numbers_are_converted(recommender):
 def test_printable_and_excerpt():
     from engine.format import excerpt, printable
 
-    assert printable("a\nb\tc\x1b[2J\u202ed\u2028") == "a\\nb\\tc\\u001b[2J\\u202ed\\u2028"
+    assert printable("a\nb\tc\x1b[2J\u202ed\u2028") == "a\\nb\tc\\u001b[2J\\u202ed\\u2028"  # a tab stays
     assert printable("plain text, 中文") == "plain text, 中文"
     cut = excerpt("x" * 540_000)
     assert len(cut) < 120 and "540,000 characters" in cut
