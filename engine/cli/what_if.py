@@ -34,16 +34,36 @@ def run(args: argparse.Namespace) -> int:
     with recommender(args) as rec:
         for name in args.show or []:
             rec.rulebase.attribute(name, "--show: ")
+        if args.max:
+            _whole_number_key(rec.rulebase, args.max)
+        if args.while_:
+            from ..explain import whatif as W
+
+            for name in sorted(W.condition_names(args.while_)):
+                rec.rulebase.attribute(name, "--while: ")
         return _run(args, rec)
+
+
+def _whole_number_key(rb: Any, key: str) -> None:
+    """--max searches over whole numbers: KEY must be a workload key that takes one."""
+    path = tuple(key.split("."))
+    node = rb.inputs.leaves.get(path)
+    if node is None or (node.get("type") != "integer" and "integer" not in (node.get("type") or [])):
+        from ..errors import hint
+
+        keys = [".".join(p) for p, n in rb.inputs.leaves.items() if n.get("type") == "integer"]
+        what = "not a key of the workload" if node is None else "a key that takes no whole number"
+        raise InputError(
+            f"--max {key}: {what}",
+            help=f"{hint(key, keys)}--max searches over a whole-number key: {', '.join(sorted(keys)[:12])}, ...",
+        )
 
 
 def _run(args: argparse.Namespace, rec: Any) -> int:
     from ..explain import whatif as W
-    from ..load.yamlsrc import load
 
-    doc = load(args.file)
-    base = rec.load(args.file)  # validates the original
-    data = copy.deepcopy(doc.data)
+    base = rec.load(args.file)  # read once, under a workload's bounds, and validated
+    data = copy.deepcopy(dict(base.data))
     for s in args.set or []:
         key, value = W.parse_assign(s, "--set")
         W.set_field(data, key, value)
