@@ -28,10 +28,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compare", action="store_true", help="also run every case on the python backend and compare")
     ap.add_argument("--invariant", action="append", help="show the failures of these invariants only")
     ap.add_argument("--examples", type=int, default=1, help="workloads shown per group of failures")
+    ap.add_argument("--ids", metavar="FILE", help="run only the cases whose ids FILE lists, one a line")
     ap.add_argument("--list", action="store_true", help="print the selected case ids and stop")
     ap.add_argument("--dump", metavar="FILE", help="write every failure as a JSON line (case, invariant, key, message)")
     args = ap.parse_args(argv)
     only = space.parse_only(args.only) if args.only is not None else space.only_from_env()
+    if args.ids:
+        with open(args.ids, encoding="utf-8") as f:
+            only["id"] = {line.strip() for line in f if line.strip()}
     if args.list:
         for c in space.select(space.TIERS[args.tier](), only):
             print(c.id)

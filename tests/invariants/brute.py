@@ -171,7 +171,10 @@ def find_fit(v: Mapping[str, Any]) -> Fit | None:
         return _serving_fit(v)
     replicated, sharded = v.get("memory.replicated_gb"), v.get("memory.sharded_gb")
     if replicated is None or sharded is None:
-        return None
+        # a need the report does not split: every GPU must hold all of it (the least the search can assume)
+        replicated, sharded = v.get("memory.vram_required_gb"), 0.0
+        if replicated is None:
+            return None
     for gid, pid, n, nodes in machines(v):
         vram = _vram_gb(catalog("gpus")[gid])
         if n == 0:  # as many nodes of 8 as it takes: holds when one GPU holds what it must hold whole
@@ -189,9 +192,10 @@ def find_fit(v: Mapping[str, Any]) -> Fit | None:
 
 
 def serving_need_gb(v: Mapping[str, Any], t: int) -> float | None:
-    """What one GPU of a replica of ``t`` must hold for one request: its share of the weights, the
-    activations and the request's KV cache (KV heads fewer than ``t`` are copied, not split), the CUDA
-    context and the allocator's margin.
+    """What one GPU of a replica of ``t`` must hold for one request: its share of the weights and of the
+    request's KV cache (KV heads fewer than ``t`` are copied, not split), the activations the report
+    states (whole on every GPU: an engine's reserve such as SGLang's is per GPU), the CUDA context and
+    the allocator's margin.
     """
     weights = v.get("memory.weights_gb")
     kvbpt = v.get("serving.kv_bytes_per_token")
@@ -201,7 +205,7 @@ def serving_need_gb(v: Mapping[str, Any], t: int) -> float | None:
     kv_heads = v.get("model.kv_heads") or 1
     kv_split = t if t <= kv_heads else kv_heads
     kv = kvbpt * tokens / 1e9 / kv_split
-    act = (v.get("memory.activations_gb") or 0) / t
+    act = v.get("memory.activations_gb") or 0
     working = weights / t + act + kv
     return float(constant("cuda_context_gb")) + (1 + float(constant("allocator_margin"))) * working
 

@@ -151,8 +151,9 @@ def _missed_why(fit: brute.Fit, v: Mapping[str, Any]) -> str:
         plan = v.get("serving.plan")
         if not isinstance(plan, Mapping):
             return "serving: no serving plan at all"
-        if not brute.platforms_for(plan["gpu"], v):
-            return f"serving: the plan's {plan['gpu']} has no {v.get('scenario.effective')} platform"
+        per_node = plan.get("per_node") or plan.get("count")
+        if not any(per_node in brute.node_counts(plan["gpu"], p) for p in brute.platforms_for(plan["gpu"], v)):
+            return f"serving: no {v.get('scenario.effective')} platform takes the plan's {per_node} x {plan['gpu']}"
         if not plan.get("fits"):
             return f"serving: the plan on {plan['gpu']} does not fit"
         return f"serving: the plan ({plan['count']} x {plan['gpu']}) got no machine"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import resource
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -127,6 +128,7 @@ class Report:
     seconds: float
     jobs: int
     compared: bool
+    cpu_seconds: float = 0.0
     quantizing_pairs: int = 0
     cross: list[tuple[space.Case, Failure]] = field(default_factory=list)
 
@@ -163,7 +165,8 @@ class Report:
                 if self.selected != self.generated - sum(self.trimmed.values())
                 else ""
             )
-            + f" in {self.seconds:.1f} s on {self.jobs} process(es): {rate:.1f} cases/s",
+            + f" in {self.seconds:.1f} s on {self.jobs} process(es): {rate:.1f} cases/s; "
+            f"{self.cpu_seconds:.0f} CPU s, {len(self.outcomes) / max(self.cpu_seconds, 1e-9):.1f} cases per CPU s",
             f"  outcomes: {status['ok']:,} ran, {status['input-error']:,} documented input errors, "
             f"{status['crash']:,} crashes; {sum(1 for o in self.outcomes if o.summary.get('machine')):,} got a machine",
             "  invariant                checked   passed   failed",
@@ -197,6 +200,14 @@ class Report:
         return "\n".join(out)
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and of its finished workers (contention on a shared machine stretches
+    the wall time, not this).
+    """
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def _size(c: space.Case) -> int:
     """Smaller models first: the shortest reproduction of a group."""
     return int(space.catalog("models")[c.model].get("params") or 0)
@@ -222,11 +233,11 @@ def run(
     cases = space.select(kept, only or {})
     jobs = min(jobs or default_jobs(), max(1, len(cases) // BATCH))
     backend_name = backend or os.environ.get("GPUSIZER_BACKEND") or "durable"
-    start = time.monotonic()
+    start, cpu = time.monotonic(), _cpu()
     outcomes = _execute(cases, jobs, backend, compare, progress)
-    seconds = time.monotonic() - start
+    seconds, cpu = time.monotonic() - start, _cpu() - cpu
     outcomes.sort(key=lambda o: o.case.id)
-    report = Report(tier, backend_name, generated, trimmed, len(cases), outcomes, seconds, jobs, compare)
+    report = Report(tier, backend_name, generated, trimmed, len(cases), outcomes, seconds, jobs, compare, cpu)
     report.quantizing_pairs, report.cross = quantizing(outcomes)
     return report
 

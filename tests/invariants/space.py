@@ -269,12 +269,14 @@ def parse_only(text: str | None) -> dict[str, set[str]]:
 
 
 def select(cases: Iterable[Case], only: Mapping[str, set[str]]) -> list[Case]:
-    """The cases whose every named dimension has one of the values kept (``card`` matches the pinned card)."""
+    """The cases whose every named dimension has one of the values kept (``card`` matches the pinned card,
+    ``id`` a case id).
+    """
     out = []
     for c in cases:
         keep = True
         for key, kept in only.items():
-            value = c.card if key == "card" else getattr(c, key)
+            value = c.card if key == "card" else c.id if key == "id" else getattr(c, key)
             if (value or AUTO) not in kept:
                 keep = False
                 break
