@@ -40,8 +40,8 @@ INVARIANTS: dict[str, str] = {
     "fits-card": "the memory each GPU needs is within the card's memory; counts and totals agree "
     "(count = nodes x per node, total memory = count x card)",
     "numbers-sane": "no conclusion is NaN, infinite or negative; speeds and times are positive",
-    "alternatives-labelled": "an alternative equal to the choice is labelled 'the choice', one labelled otherwise "
-    "differs from it, and the cheapest fit costs no more than the choice",
+    "alternatives-labelled": "an alternative equal to the choice is not described as saving or costing more, one "
+    "labelled 'the choice' is the choice, and the cheapest fit costs no more than the choice",
     "ram-layout": "the memory layout holds ram.system_gb, at least ram.floor_gb, within the platform's slots and "
     "maximum",
     "currency": "prices are in the market's currency (USD globally, CNY in China)",
@@ -536,6 +536,7 @@ def numbers_sane(case: Case, r: Any, ctx: Context) -> Iterator[Failure]:
 
 
 ALTERNATIVES = ("gpu.cheapest", "gpu.roomiest", "gpu.preferred")
+_DIFFERS = re.compile(r"(saves|costs) ")
 
 
 @check("alternatives-labelled", lambda case, v: has_machine(v) and not v.get("gpu.owned"))
@@ -549,7 +550,8 @@ def alternatives_labelled(case: Case, r: Any, ctx: Context) -> Iterator[Failure]
         if not isinstance(alt, Mapping) or note is None:
             continue
         same = all(alt.get(f) == sel.get(f) for f in ("gpu", "platform", "count"))
-        if same != (note == "the choice"):
+        # the rules say how an alternative differs ("saves ...", "costs ...") or that it is the choice
+        if (same and _DIFFERS.match(note)) or (not same and note == "the choice"):
             yield Failure(
                 "alternatives-labelled",
                 f"{key}: label",
