@@ -472,21 +472,24 @@ class Worker:
         return answer(200, {"decision_id": self.decision_id(req), "result": plain(r.explain_tree(attr, depth))})
 
     def _why_not(self, msg: dict[str, Any]) -> dict[str, Any]:
-        from ..explain.whynot import parse_query, why_not
+        from ..explain.whynot import NotFinite, parse_query, why_not
 
         req = self._req(msg, {"query": "str", "attribute": "str", "value": "any"})
         query = _param(req, "query", str, "ATTRIBUTE=VALUE text")
         rb = self.rec.rulebase
-        if query is not None:
-            attr, value = parse_query(rb, query)
-        else:
-            attr = self._attribute(req)
-            if "value" not in req.params:
-                raise Failure(400, "bad-request", "the request has no 'value' (or give 'query': 'ATTRIBUTE=VALUE')")
-            value = req.params["value"]
-            if isinstance(value, str):
-                attr, value = parse_query(rb, f"{attr}={value}")
-        if isinstance(value, float) and not math.isfinite(value):
+        try:
+            if query is not None:
+                attr, value = parse_query(rb, query)
+            else:
+                attr = self._attribute(req)
+                if "value" not in req.params:
+                    raise Failure(400, "bad-request", "the request has no 'value' (or give 'query': 'ATTRIBUTE=VALUE')")
+                value = req.params["value"]
+                if isinstance(value, str):
+                    attr, value = parse_query(rb, f"{attr}={value}")
+        except NotFinite as exc:  # a malformed value, as the CLI says it
+            raise Failure(400, "bad-request", exc.message, help=exc.diagnostics[0].help or "") from None
+        if isinstance(value, float) and not math.isfinite(value):  # (strict JSON has no NaN; kept as a guard)
             raise Failure(400, "bad-request", f"{value!r} is not a value {attr} can take", help="give a finite number")
         answer_ = why_not(self.result(req), attr, value)
         return answer(200, {"decision_id": self.decision_id(req), "result": plain(answer_)})
