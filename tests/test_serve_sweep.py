@@ -202,7 +202,7 @@ def test_a_config_json_attached_to_the_sweep_is_read_by_every_case(client):
         ("base: /etc/passwd\nvary:\n  precision: [bf16]\n", 1, 7, "no file is read from disk"),
         ("base: ../../examples/llama2-70b-chat.yaml\nvary:\n  precision: [bf16]\n", 1, 7, "no file is read"),
         ("- 1\n- 2\n", 1, 1, "must be a mapping"),
-        ("base: base.yaml\nvary: {precision: [bf16, int8]}\nwhere: \"precision == 'x'\"\n", None, None, "no case"),
+        ("base: base.yaml\nvary: {precision: [bf16, int8]}\nwhere: \"precision == 'x'\"\n", 3, 8, "no case"),
     ],
 )
 def test_a_bad_specification_is_refused_at_its_line(client, spec, line, column, says):

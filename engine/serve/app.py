@@ -135,7 +135,7 @@ def create_app(pool: Pool, options: Options) -> FastAPI:  # noqa: C901 - one clo
             allow_origins=options.cors,
             allow_methods=["GET", "POST", "DELETE"],
             allow_headers=["Authorization", "Content-Type"],
-            expose_headers=["Gpusizer-Decision-Id"],
+            expose_headers=["Gpusizer-Decision-Id", "Location"],
         )
 
     @app.middleware("http")

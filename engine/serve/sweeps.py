@@ -22,6 +22,7 @@ runs. Its two halves:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import os
 import re
@@ -86,14 +87,14 @@ def check(worker: Worker, msg: dict[str, Any]) -> dict[str, Any]:
     check_fields(config, rec.rulebase.attributes)
     sweep = prepare(spec, rec.rulebase.sha256, config)
     if not sweep.cases:
-        raise Failure(
-            422,
-            "invalid-input",
-            f"{SPEC_NAME}: 'where' keeps none of the combinations: the sweep has no case",
-            help="loosen 'where', or add values or cases",
-        )
+        message, fix = "where: it keeps none of the combinations, so the sweep has no case", "loosen 'where'"
+        if spec.where_span is not None:
+            raise spec.where_span.error(message, fix)
+        raise Failure(422, "invalid-input", message, help=fix)  # (the schema asks for vary or cases)
+    from .. import __version__
+
     h = hashlib.sha256(b"gpusizer sweep\0")
-    h.update(rec.rulebase.sha256.encode() + b"\0" + req.key.encode())
+    h.update(__version__.encode() + b"\0" + rec.rulebase.sha256.encode() + b"\0" + req.key.encode())
     return answer(200, {"decision_id": h.hexdigest()[:32], "sweep": sweep.plain(), "files": req.files})
 
 
@@ -122,6 +123,7 @@ class Job:
     files: dict[str, str]
     folder: Path
     created: float = field(default_factory=time.monotonic)
+    total: int = 0  # its cases
     status: str = "queued"  # queued, running, done, cancelled, failed
     done: int = 0
     statuses: dict[str, int] = field(default_factory=dict)
@@ -219,7 +221,12 @@ class Jobs:
                 self._remove(oldest)
             job_id = secrets.token_hex(8)
             job = Job(
-                job_id, str(checked["decision_id"]), sweep, dict(checked.get("files") or {}), self._folder(job_id)
+                job_id,
+                str(checked["decision_id"]),
+                sweep,
+                dict(checked.get("files") or {}),
+                self._folder(job_id),
+                total=len(sweep.cases),
             )
             self._jobs[job_id] = job
             job.thread = threading.Thread(target=self._run, args=(job,), name=f"gpusizer-sweep-{job_id}", daemon=True)
@@ -317,6 +324,7 @@ class Jobs:
         with self._lock:
             job.status = "cancelled" if missing or job.stop.is_set() else "done"
             job.finished = time.monotonic()
+            job.sweep = dataclasses.replace(sweep, base={}, cases=())  # what a finished job needs no more
 
     # -- reading ---------------------------------------------------------------------------------------
     def get(self, job_id: str) -> Job:
@@ -344,7 +352,7 @@ class Jobs:
         """What a poll answers: status, cases done and failed of the total, rate, time left."""
         now = time.monotonic()
         with self._lock:
-            total = len(job.sweep.cases)
+            total = job.total
             done = job.done
             statuses = dict(sorted(job.statuses.items()))
             started, finished, status = job.started, job.finished, job.status
