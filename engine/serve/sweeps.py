@@ -322,7 +322,7 @@ class Jobs:
         for name, text in tables(table_config(), sweep, ordered, total).items():
             (job.folder / name).write_text(text, encoding="utf-8")
         with self._lock:
-            job.status = "cancelled" if missing or job.stop.is_set() else "done"
+            job.status = "cancelled" if missing else "done"  # (a stop after the last case is too late)
             job.finished = time.monotonic()
             job.sweep = dataclasses.replace(sweep, base={}, cases=())  # what a finished job needs no more
 
