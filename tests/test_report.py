@@ -106,7 +106,8 @@ def test_html_graph_text_is_readable_and_attributes_are_described(tmp_path):
     )
     assert code == 0, err
     html = out.read_text(encoding="utf-8")
-    graph = html.split('id="graph"', 1)[1]
+    # each derivation is drawn alone, beside its explanation
+    graph = html.split('class="graph"><', 1)[1]
     svg = re.search(r"<svg[^>]*>", graph).group(0)
     assert 'width="100%"' not in svg
     assert int(re.search(r'font-size="(\d+)"', svg).group(1)) >= 10
