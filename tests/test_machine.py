@@ -121,6 +121,45 @@ def test_quantizing_does_not_raise_the_cost_in_china(low: str, high: str, run: A
     assert _v(q, "cost.total") <= _v(b, "cost.total")
 
 
+SERVE_8B = {
+    "name": "serve-8b",
+    "task": "inference",
+    "model": {"name": "llama-3-8b"},
+    "precision": "bf16",
+    "scenario": "sme",
+    "serving": {
+        "concurrent_requests": 64,
+        "prompt_tokens": 2000,
+        "output_tokens": 500,
+        "targets": {"output_tokens_per_s_per_request": 20},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    "scenario, users, gpu_cheapest_card",
+    [
+        # ranked by the GPUs alone: 8 x RTX 2000 Ada in an 8-slot server (23,062 USD) beat one RTX PRO 6000 (17,191)
+        ("sme", 64, "rtx-2000-ada-16gb"),
+        # 24 of them on three servers (69,186 USD) beat two RTX PRO 6000 in one (25,756)
+        ("sme", 200, "rtx-2000-ada-16gb"),
+        # at home, 4 x RTX 3090 on two towers (10,438 USD) beat 2 x RTX 4090 in one (7,319)
+        ("personal", 64, "rtx-3090-24gb"),
+    ],
+)
+def test_the_serving_plan_ranks_whole_machines(scenario: str, users: int, gpu_cheapest_card: str, run: Any) -> None:
+    """The serving plan chose the card by the GPUs' price alone, so many cheap cards on several nodes won over a machine
+    that costs less in all; the plan's cost now carries the platform, its front end and the node's CPUs, RAM and drives."""
+    w = {**SERVE_8B, "name": f"serve-8b-{scenario}-{users}", "scenario": scenario}
+    w["serving"] = {**SERVE_8B["serving"], "concurrent_requests": users}  # type: ignore[dict-item]
+    r = run(w)
+    pinned = run({**w, "name": w["name"] + "-pinned", "gpu": {"model": gpu_cheapest_card}})
+    assert _v(r, "serving.meets_targets") and _v(pinned, "serving.meets_targets")
+    assert _v(r, "gpu.model") != gpu_cheapest_card
+    assert _v(r, "cost.total") < _v(pinned, "cost.total")
+    assert _v(r, "serving.plan")["nodes"] == _v(r, "nodes")
+
+
 def _report(recommender: Any, workload: dict[str, Any]) -> str:
     from engine.report.render import render
 
