@@ -148,8 +148,9 @@ SERVE_8B = {
     ],
 )
 def test_the_serving_plan_ranks_whole_machines(scenario: str, users: int, gpu_cheapest_card: str, run: Any) -> None:
-    """The serving plan chose the card by the GPUs' price alone, so many cheap cards on several nodes won over a machine
-    that costs less in all; the plan's cost now carries the platform, its front end and the node's CPUs, RAM and drives."""
+    """The serving plan chose the card by the GPUs' price alone, so many cheap cards on several nodes won over a
+    machine that costs less in all; the plan's cost now carries the platform, its front end and the node's CPUs,
+    RAM and drives."""
     w = {**SERVE_8B, "name": f"serve-8b-{scenario}-{users}", "scenario": scenario}
     w["serving"] = {**SERVE_8B["serving"], "concurrent_requests": users}  # type: ignore[dict-item]
     r = run(w)
