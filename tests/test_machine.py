@@ -286,3 +286,48 @@ def test_owned_cards_are_kept_at_their_count(card: str, count: int, scenario: st
     )
     assert _v(r, "gpu.count") == count
     assert _v(r, "cost.gpus") == 0
+
+
+# ---------------------------------------------------------------------------------------------------- 7. labels
+
+
+def _budget_row(text: str) -> str:
+    lines = text.splitlines()
+    i = next(n for n, line in enumerate(lines) if line.strip().startswith("Budget "))
+    row = [lines[i]] + [line for line in lines[i + 1 : i + 3] if line.startswith("              ")]
+    return " ".join(" ".join(row).split())
+
+
+@pytest.mark.parametrize(
+    "market, currency, amount", [("cn", "CNY", 400000), ("global", "USD", 60000), ("global", "CNY", 400000)]
+)
+def test_the_budget_row_speaks_the_markets_currency_and_cards(
+    market: str, currency: str, amount: int, recommender: Any
+) -> None:
+    """Under market cn the budget row named A100/H100, which US export rules keep out of China; a USD market saw only
+    the guide's CNY bounds."""
+    w = {
+        **CN_QWEN,
+        "name": f"budget-{market}-{currency}",
+        "market": market,
+        "budget": {"amount": amount, "currency": currency},
+    }
+    row = _budget_row(_report(recommender, w))
+    if market == "cn":
+        assert "A100/H100 data-centre" not in row and "H20" in row, row
+        assert " USD" not in row, row
+    else:
+        assert "A100/H100" in row and " USD" in row, row
+
+
+@pytest.mark.parametrize("market", ["global", "cn"])
+def test_the_cheapest_fit_is_not_a_used_board_when_a_new_card_fits(market: str, run: Any) -> None:
+    """The cheapest fit for BERT-base at a company was a used 8 x V100 SXM2 board (9,200 USD) for a job one new card
+    holds: a used board comes after every configuration sold new, as a purchase order would have it."""
+    r = run({**BERT_SME, "name": f"bert-used-{market}", "market": market})
+    offers = [c.value for c in r.conclusions["gpu.cheapest"].contributions]
+    new = min(o["cost"] for o in offers if o["cheap_rank"] == 0)
+    used = [o for o in offers if o["cheap_rank"] == 1 and o["cost"] < new]
+    assert used, "the workload no longer has a used board cheaper than the cheapest new fit"
+    cheapest = _v(r, "gpu.cheapest")
+    assert cheapest["cheap_rank"] == 0 and cheapest["cost"] == new
