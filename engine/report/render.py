@@ -210,7 +210,8 @@ def render(result: Result, fmt: str, templates: Path | None = None, layout: str 
         cat = catalogs.get(catalog)
         found = cat.items.get(str(item_id)) if cat else None
         if found is not None and fmt == "markdown":
-            return SimpleNamespace(id=found.id, name=markdown_text(found.name))
+            # the name escaped like every other text; fields as the catalog gives them
+            return SimpleNamespace(id=found.id, name=markdown_text(found.name), get=found.get)
         return found
 
     return str(
