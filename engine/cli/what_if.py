@@ -103,7 +103,7 @@ def _sweep(args: argparse.Namespace, rec: Any, data: dict[str, Any], label: str,
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
     heads = [[h] for h in header]
     if sum(widths) + 2 * (len(widths) - 1) > TEXT_WIDTH:
-        # too wide for a terminal: a name wider than its values folds after its last dot (memory. / vram_required_gb)
+        # too wide for a terminal: a name wider than its values folds after its last dot (area. / name_of_it)
         values = [max((len(str(r[n])) for r in rows), default=0) for n in range(len(header))]
         heads = [
             [h[: h.rfind(".") + 1], h[h.rfind(".") + 1 :]] if "." in h and len(h) > values[n] else [h]
