@@ -38,6 +38,7 @@ def test_lint_corpus_covers_every_finding_kind():
         "unsourced-number",
         "tests",
         "load",
+        "absent-field",
     } <= codes
 
 

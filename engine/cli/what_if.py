@@ -10,6 +10,7 @@ import yaml
 
 from ..errors import ExitCode, GpusizerError, InputError
 from ..format import quantity
+from ..report.render import WIDTH as TEXT_WIDTH
 from . import dump_json, recommender, rulebase_args, write_output
 
 
@@ -120,9 +121,20 @@ def _sweep(args: argparse.Namespace, rec: Any, data: dict[str, Any], label: str,
         write_output(dump_json([dict(zip(header, r, strict=True)) for r in rows]), None)
         return ExitCode.OK
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
+    heads = [[h] for h in header]
+    if sum(widths) + 2 * (len(widths) - 1) > TEXT_WIDTH:
+        # too wide for a terminal: a name wider than its values folds after its last dot (area. / name_of_it)
+        values = [max((len(str(r[n])) for r in rows), default=0) for n in range(len(header))]
+        heads = [
+            [h[: h.rfind(".") + 1], h[h.rfind(".") + 1 :]] if "." in h and len(h) > values[n] else [h]
+            for n, h in enumerate(header)
+        ]
+        widths = [max([len(p) for p in head] + [values[n]]) for n, head in enumerate(heads)]
+    depth = max(len(h) for h in heads)
+    head_rows = [[h[k] if k < len(h) else "" for h in heads] for k in range(depth)]
     out = [
         "  ".join(str(x).ljust(w) for x, w in zip(row, widths, strict=True)).rstrip()
-        for row in [header, ["-" * w for w in widths], *rows]
+        for row in [*head_rows, ["-" * w for w in widths], *rows]
     ]
     write_output("\n".join(out) + "\n", None)
     return ExitCode.OK

@@ -230,7 +230,8 @@ def render(result: Result, fmt: str, templates: Path | None = None, layout: str 
         if found is None:
             return None
         name = printable(str(found.name))
-        return SimpleNamespace(id=found.id, name=markdown_text(name) if fmt == "markdown" else name)
+        # the name shown printable (and escaped in Markdown like every other text); fields as the catalog gives them
+        return SimpleNamespace(id=found.id, name=markdown_text(name) if fmt == "markdown" else name, get=found.get)
 
     return str(
         tmpl.render(
