@@ -8,6 +8,8 @@ from dataclasses import dataclass, replace
 from enum import IntEnum
 from typing import Literal
 
+from .format import excerpt, printable
+
 __all__ = [
     "Diagnostic",
     "EngineUnavailable",
@@ -51,6 +53,14 @@ class Diagnostic:
     level: Level = "error"
     code: str = "load"
     rule: str | None = None
+
+    def __post_init__(self) -> None:
+        # a message may echo input: it is shown escaped and cut to an excerpt, whoever made it
+        object.__setattr__(self, "message", excerpt(printable(self.message)))
+        if self.help is not None:
+            object.__setattr__(self, "help", excerpt(printable(self.help)))
+        if self.file is not None:
+            object.__setattr__(self, "file", printable(self.file))
 
     def location(self) -> str:
         """``file:line:col``, as far as it is known."""

@@ -1,11 +1,42 @@
-"""The one number formatter: reports, templates, graphs, rule messages and the CLI all use it."""
+"""The one number formatter: reports, templates, graphs, rule messages and the CLI all use it;
+and the one way a text that came from outside is shown (``printable``, ``excerpt``).
+"""
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 
-__all__ = ["num", "quantity", "text"]
+__all__ = ["excerpt", "num", "printable", "quantity", "text"]
+
+# what a terminal or a viewer would act on instead of showing: C0 and C1 controls (line breaks;
+# a tab is whitespace and stays), DEL, the line and paragraph separators, and the bidirectional embeddings,
+# overrides and isolates that reorder what follows them
+_HIDDEN = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def printable(value: str) -> str:
+    r"""A text with every character that a terminal or a viewer acts on shown as an escape
+    (a line break as \n, U+202E as \u202e), so that a name can fake no line and reorder nothing.
+    """
+    if not _HIDDEN.search(value):
+        return value
+    return _HIDDEN.sub(lambda m: _ESCAPES.get(m.group(), f"\\u{ord(m.group()):04x}"), value)
+
+
+_RUN = re.compile(r"\S{200,}")
+
+
+def excerpt(value: str, limit: int = 1000) -> str:
+    """A text cut to a short excerpt, for a message that echoes input: a run of 200 or more
+    characters without a space keeps its first 60, and the whole its first ``limit``.
+    """
+    out = _RUN.sub(lambda m: f"{m.group()[:60]}...({len(m.group()):,} characters)", value)
+    if len(out) > limit:
+        out = f"{out[:limit]}... ({len(out):,} characters in all)"
+    return out
 
 
 def num(value: object, digits: int = 4) -> str:

@@ -11,6 +11,7 @@ writes the expected files; review the diff.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -38,9 +39,13 @@ class Case:
     kind: str  # workload, rules, knowledge, record, output
     build: Callable[[Path], list[str]]  # writes the inputs under tmp, returns the argv
     env: dict[str, str] = field(default_factory=dict)
-    stdout: str | None = None  # a file (under tmp) that standard output goes to, e.g. /dev/full
+    stdout: str | None = None  # a file that standard output goes to, e.g. /dev/full or <tmp>/log.txt
+    append: bool = False  # standard output opened for appending (the shell's >>), not truncated
     show_stdout: bool = False  # the expectation includes standard output's first line
+    whole_stdout: bool = False  # ... or all of it
+    stdout_lines: tuple[str, ...] = ()  # ... or its lines that start with these words (and their next line)
     show_files: str | None = None  # a folder under tmp whose listing the expectation includes
+    show_file: tuple[str, ...] = ()  # files under tmp whose kind, mode and first line the expectation includes
 
 
 @dataclass
@@ -52,13 +57,18 @@ class Outcome:
 
 def _limit() -> None:  # pragma: no cover - runs in the child
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
+    os.umask(0o022)  # the mode of a new file is part of some expectations
 
 
-def run(argv: list[str], tmp: Path, env: dict[str, str] | None = None, stdout: str | None = None) -> Outcome:
+def run(
+    argv: list[str], tmp: Path, env: dict[str, str] | None = None, stdout: str | None = None, append: bool = False
+) -> Outcome:
     """gpusizer in a subprocess of its own, from the repository root, bounded in time and memory."""
-    full = dict(os.environ, **(env or {}))
+    full = dict(os.environ, **{k: v.replace("<tmp>", str(tmp)) for k, v in (env or {}).items()})
     full.pop("GPUSIZER_DEBUG", None)
-    sink = open(stdout, "wb") if stdout else subprocess.PIPE
+    if stdout:
+        stdout = stdout.replace("<tmp>", str(tmp))
+    sink = open(stdout, "ab" if append else "wb") if stdout else subprocess.PIPE
     try:
         p = subprocess.run(
             [sys.executable, "-m", "engine", *argv],
@@ -93,6 +103,28 @@ def expectation(case: Case, outcome: Outcome, tmp: Path) -> str:
     if case.show_stdout:
         first = outcome.out.splitlines()[0] if outcome.out else ""
         text += f"--- first line of standard output\n{first}\n"
+    if case.whole_stdout:
+        text += f"--- standard output\n{outcome.out}"
+    if case.stdout_lines:
+        lines = outcome.out.splitlines()
+        picked = []
+        for i, line in enumerate(lines):
+            if line.strip().startswith(case.stdout_lines):
+                more = itertools.takewhile(lambda x: x.startswith("   "), lines[i + 1 :])
+                picked.append("\n".join([line, *more]))
+        text += (
+            "--- standard output, lines of " + ", ".join(case.stdout_lines) + "\n" + "".join(f"{p}\n" for p in picked)
+        )
+    for name in case.show_file:
+        path = tmp / name
+        if path.is_symlink():
+            kind = f"a link to {normalise(os.readlink(path), tmp)}"
+        elif path.is_file():
+            kind = f"a file of mode {stat.S_IMODE(path.stat().st_mode):o}"
+        else:
+            kind = "(missing)" if not path.exists() else "(not a file)"
+        first = path.read_text(errors="replace").splitlines()[:2] if path.is_file() else []
+        text += f"--- {name}: {kind}\n" + "".join(f"{line}\n" for line in first)
     if case.show_files is not None:
         folder = tmp / case.show_files
         listing = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else ["(no folder)"]
@@ -152,6 +184,167 @@ def llama_config(old: str, new: str) -> str:
     """The Llama config.json with one edit (which must apply)."""
     assert old in LLAMA_CONFIG, old
     return LLAMA_CONFIG.replace(old, new, 1)
+
+
+HUB = {"HF_HUB_CACHE": "<tmp>/hub"}
+SITE_CACHE = {"SITE_CACHE": "<tmp>/cache"}
+REVISION = "0123456789abcdef0123456789abcdef01234567"
+
+
+def hf_cache(make: Callable[[Path], None], name: str = "org/model") -> Callable[[Path], list[str]]:
+    """A workload naming ``name`` in a Hugging Face cache under <tmp>/hub, which ``make`` lays out
+    (it gets the model's folder, models--org--model)."""
+
+    def build(tmp: Path) -> list[str]:
+        repo = tmp / "hub" / "models--org--model"
+        (repo / "refs").mkdir(parents=True)
+        make(repo)
+        (tmp / "w.yaml").write_text(f"name: attack\ntask: inference\nmodel:\n  hf: {name}\n")
+        return ["recommend", str(tmp / "w.yaml")]
+
+    return build
+
+
+def snapshot(repo: Path, text: str = "") -> Path:
+    folder = repo / "snapshots" / REVISION
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(text or LLAMA_CONFIG)
+    return folder
+
+
+def ref_of_3_gib(repo: Path) -> None:
+    snapshot(repo)
+    with open(repo / "refs" / "main", "wb") as f:  # sparse: no disk used, 3 GiB to whoever reads it whole
+        f.truncate(3 << 30)
+
+
+def ref_to_the_environment(repo: Path) -> None:
+    snapshot(repo)
+    (repo / "refs" / "main").symlink_to("/proc/self/environ")
+
+
+def ref_out_of_the_cache(repo: Path) -> None:
+    snapshot(repo)
+    (repo / "refs" / "main").write_text("../../../../etc\n")
+
+
+def ref_a_named_pipe(repo: Path) -> None:
+    snapshot(repo)
+    os.mkfifo(repo / "refs" / "main")
+
+
+def snapshots_of_20000(repo: Path) -> None:
+    for i in range(20_000):
+        (repo / "snapshots" / f"r{i}").mkdir(parents=True)
+
+
+def snapshot_config_of_17_mib(repo: Path) -> None:
+    folder = snapshot(repo)
+    (folder / "config.json").write_text('{"model_type": "llama", "pad": "' + "a" * (17 << 20) + '"}')
+    (repo / "refs" / "main").write_text(REVISION)
+
+
+def good_ref(repo: Path) -> None:
+    snapshot(repo)
+    (repo / "refs" / "main").write_text(REVISION + "\n")
+
+
+def locate_overlay(pattern: str, name: str = "org/model") -> Callable[[Path], list[str]]:
+    """A knowledge overlay whose hf-config mapping locates names by ``pattern``."""
+
+    def build(tmp: Path) -> list[str]:
+        site = tmp / "site-knowledge"
+        site.mkdir()
+        (site / "families.yaml").write_text(
+            "import: hf-config\ndescription: A site's cache.\nselect: model_type\nlocate:\n"
+            f"  pattern: {json.dumps(pattern)}\n  roots: ['{{env.SITE_CACHE}}']\n"
+            "  file: 'models--{org}--{name}.json'\n"
+            "entries:\n- id: site-llama\n  name: a site entry\n  match: [site_llama]\n  extends: llama\n"
+            "  source: {doc: site}\n"
+        )
+        (tmp / "cache").mkdir()
+        (tmp / "cache" / "models--org--model.json").write_text(
+            LLAMA_CONFIG.replace('"model_type": "llama"', '"model_type": "site_llama"')
+        )
+        (tmp / "w.yaml").write_text(f"name: attack\ntask: inference\nmodel:\n  hf: {name}\n")
+        return ["recommend", str(tmp / "w.yaml"), "--knowledge", str(site)]
+
+    return build
+
+
+def validate_overlay(files: dict[str, str]) -> Callable[[Path], list[str]]:
+    """gpusizer validate on a knowledge overlay (what load would refuse, validate must find)."""
+
+    def build(tmp: Path) -> list[str]:
+        site = tmp / "site-knowledge"
+        site.mkdir()
+        for name, text in files.items():
+            (site / name).write_text(text)
+        return ["validate", "--knowledge", str(site)]
+
+    return build
+
+
+FAMILY_OVERLAY = (
+    "import: hf-config\ndescription: A site's families.\nselect: model_type\nentries:\n"
+    "- id: site-llama\n  name: a site entry\n  match: [site_llama]\n  extends: llama\n  source: {doc: site}\n"
+)
+
+
+def quantized(q: dict) -> str:
+    """The Llama config.json with a quantization_config."""
+    cfg = json.loads(LLAMA_CONFIG)
+    cfg["quantization_config"] = q
+    return json.dumps(cfg, indent=2)
+
+
+QWEN_MOE_CONFIG = (ROOT / "examples" / "configs" / "Qwen3-30B-A3B.config.json").read_text(encoding="utf-8")
+
+
+def qwen_moe_config(mlp_only_layers: object) -> str:
+    cfg = json.loads(QWEN_MOE_CONFIG)
+    cfg["mlp_only_layers"] = mlp_only_layers
+    return json.dumps(cfg, indent=2)
+
+
+def gemma3_config(vision_layers: int = 27) -> str:
+    """A Gemma 3 image-text config whose top level holds keys only the outer config has (and a stray
+    hidden_size), and whose text_config holds a quantization_config the quantizer never reads."""
+    return json.dumps(
+        {
+            "architectures": ["Gemma3ForConditionalGeneration"],
+            "model_type": "gemma3",
+            "hidden_size": 99999,
+            "mm_tokens_per_image": 256,
+            "text_config": {
+                "model_type": "gemma3_text",
+                "hidden_size": 2560,
+                "intermediate_size": 10240,
+                "num_hidden_layers": 34,
+                "num_attention_heads": 8,
+                "num_key_value_heads": 4,
+                "head_dim": 256,
+                "vocab_size": 262208,
+                "quantization_config": {"quant_method": "fp8"},
+            },
+            "vision_config": {
+                "model_type": "siglip_vision_model",
+                "hidden_size": 1152,
+                "intermediate_size": 4304,
+                "num_hidden_layers": vision_layers,
+                "patch_size": 14,
+                "image_size": 896,
+            },
+        },
+        indent=2,
+    )
+
+
+def _odd_file(tmp: Path) -> list[str]:
+    """A workload file whose name holds a line break and an escape: its error shows them escaped."""
+    path = tmp / "w\nfake: error.yaml"
+    path.write_text("name: attack\ntask: inference\nmodel: {name: nope}\n")
+    return ["recommend", str(path)]
 
 
 def fifo(tmp: Path) -> list[str]:
@@ -296,6 +489,89 @@ def record(mutate: Callable[[dict], dict | str | bytes] | None = None, *, key: b
     return build
 
 
+def config_record(after: Callable[[Path, Path], None] | None = None, *extra: str) -> Callable[[Path], list[str]]:
+    """A record of a model: {config: PATH} workload, written in <tmp>/made; ``after`` (given the
+    folder and the record) then moves, edits or forges things before the record is verified."""
+
+    def build(tmp: Path) -> list[str]:
+        made = tmp / "made"
+        made.mkdir()
+        (made / "config.json").write_text(LLAMA_CONFIG)
+        (made / "w.yaml").write_text("name: config-record\ntask: inference\nmodel:\n  config: config.json\n")
+        env = dict(os.environ, SOURCE_DATE_EPOCH="1767225600")
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "engine",
+                "recommend",
+                str(made / "w.yaml"),
+                "--record",
+                str(tmp / "records"),
+                *extra,
+            ],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        (path,) = (tmp / "records").glob("*.json")
+        if after is not None:
+            after(made, path)
+        return ["audit", "verify", str(path)]
+
+    return build
+
+
+def move_away(made: Path, record_path: Path) -> None:
+    shutil.rmtree(made)
+
+
+def edit_config_on_disk(made: Path, record_path: Path) -> None:
+    (made / "config.json").write_text(LLAMA_CONFIG.replace('"num_hidden_layers": 32', '"num_hidden_layers": 30'))
+
+
+def edit_recorded_config(made: Path, record_path: Path) -> None:
+    rec = json.loads(record_path.read_text())
+    doc = rec["inputs"]["documents"][0]
+    doc["text"] = doc["text"].replace('"num_hidden_layers": 32', '"num_hidden_layers": 30')
+    record_path.write_text(json.dumps(rehash(rec), indent=2))
+
+
+def forge_recorded_config(made: Path, record_path: Path) -> None:
+    """The config edited and every hash made again: the decision no longer follows."""
+    rec = json.loads(record_path.read_text())
+    doc = rec["inputs"]["documents"][0]
+    doc["text"] = doc["text"].replace('"num_hidden_layers": 32', '"num_hidden_layers": 30')
+    doc["sha256"] = hashlib.sha256(doc["text"].encode()).hexdigest()
+    record_path.write_text(json.dumps(rehash(rec), indent=2))
+
+
+def overlay_path_out(made: Path, record_path: Path) -> None:
+    rec = json.loads(record_path.read_text())
+    rec["inputs"]["overlays"] = [
+        {"kind": "rules", "name": "site", "files": [{"path": "../../escape.yaml", "sha256": "0" * 64, "text": "x"}]}
+    ]
+    record_path.write_text(json.dumps(rehash(rec), indent=2))
+
+
+def record_with_overlay(tmp: Path) -> list[str]:
+    """A record made with a knowledge overlay, verified without naming it: the record carries it."""
+    env = dict(os.environ, SOURCE_DATE_EPOCH="1767225600")
+    site = tmp / "site-prices"
+    shutil.copytree(ROOT / "examples" / "site-prices", site)
+    subprocess.run(
+        [sys.executable, "-m", "engine", "recommend", EXAMPLE, "--knowledge", str(site), "--record", str(tmp / "r")],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    shutil.rmtree(site)
+    (path,) = (tmp / "r").glob("*.json")
+    return ["audit", "verify", str(path)]
+
+
 def canonical(rec: dict) -> bytes:
     body = {k: v for k, v in rec.items() if k not in ("record_sha256", "signature")}
     return json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
@@ -378,6 +654,39 @@ def readonly_dir(tmp: Path) -> None:
 
 def a_file(tmp: Path) -> None:
     (tmp / "file").write_text("x")
+
+
+def link_to_a_read_only_file(tmp: Path) -> None:
+    """report.txt links to a read-only file elsewhere: -o report.txt must replace the link, not the file."""
+    (tmp / "elsewhere").mkdir()
+    (tmp / "elsewhere" / "keep.txt").write_text("not a report\n")
+    (tmp / "elsewhere" / "keep.txt").chmod(0o444)
+    (tmp / "report.txt").symlink_to(tmp / "elsewhere" / "keep.txt")
+
+
+def dangling_link(tmp: Path) -> None:
+    (tmp / "report.txt").symlink_to(tmp / "nowhere" / "new.txt")
+
+
+def file_of_mode_640(tmp: Path) -> None:
+    (tmp / "report.txt").write_text("old report\n")
+    (tmp / "report.txt").chmod(0o640)
+
+
+def earlier_log(tmp: Path) -> None:
+    (tmp / "log.txt").write_text("an earlier line\n")
+
+
+def output_then(*extra: str, make: Callable[[Path], None] | None = None) -> Callable[[Path], list[str]]:
+    """Like output(), with the two example workloads (several reports into one output)."""
+
+    def build(tmp: Path) -> list[str]:
+        if make:
+            make(tmp)
+        files = [EXAMPLE, "examples/gpt2-finetune-personal.yaml"]
+        return ["recommend", *files, *[a.replace("<tmp>", str(tmp)) for a in extra]]
+
+    return build
 
 
 def same_names(tmp: Path) -> list[str]:
@@ -472,6 +781,110 @@ CASES = [
     ),
     Case("bad-limit-variable", "workload", workload(WORKLOAD), env={"GPUSIZER_MAX_NODES": "lots"}),
     Case("named-pipe", "workload", fifo),
+    # goals no hardware meets, settings an engine refuses, plans no platform takes: said first, or refused
+    Case(
+        "deadline-of-a-billionth-of-a-day",
+        "workload",
+        workload(
+            (ROOT / "examples" / "cluster-llama2-70b-deadline.yaml")
+            .read_text()
+            .replace("deadline_days: 90", "deadline_days: 1e-9")
+        ),
+        stdout_lines=("!!", "Workload"),
+    ),
+    Case(
+        "serving-to-a-hundred-million-users",
+        "workload",
+        workload(
+            "name: attack\ntask: inference\nmodel: {name: llama-2-7b}\nscenario: cluster\nserving:\n"
+            "  concurrent_requests: 100000000\n  prompt_tokens: 1000\n  output_tokens: 100\n"
+        ),
+        stdout_lines=("!!",),
+    ),
+    Case(
+        "vllm-batch-budget-of-one-token",
+        "workload",
+        workload(
+            "name: attack\ntask: inference\nmodel: {name: llama-2-7b}\nscenario: sme\nserving:\n"
+            "  concurrent_requests: 10\n  prompt_tokens: 1000\n  output_tokens: 100\n  max_num_batched_tokens: 1\n"
+        ),
+        stdout_lines=("!!",),
+    ),
+    Case(
+        "vllm-batch-budget-below-max-num-seqs",
+        "workload",
+        workload(
+            "name: attack\ntask: inference\nmodel: {name: llama-2-7b}\nserving:\n  concurrent_requests: 10\n"
+            "  prompt_tokens: 1000\n  output_tokens: 100\n  max_num_batched_tokens: 1\n  max_num_seqs: 8\n"
+        ),
+    ),
+    Case(
+        "tgi-prefill-budget-below-one-prompt",
+        "workload",
+        workload(
+            "name: attack\ntask: inference\nmodel: {name: llama-2-7b}\nserving:\n  engine: tgi\n"
+            "  concurrent_requests: 10\n  prompt_tokens: 1000\n  output_tokens: 100\n  max_num_batched_tokens: 512\n"
+        ),
+    ),
+    Case(
+        "serving-plan-no-platform-takes",
+        "workload",
+        workload(
+            "name: attack\ntask: inference\nmodel: {name: llama-2-7b}\nserving:\n  concurrent_requests: 10\n"
+            "  prompt_tokens: 1000\n  output_tokens: 100\n  max_num_batched_tokens: 1\n"
+            "  targets: {time_to_first_token_s: 2}\n"
+        ),
+        stdout_lines=("!!", "GPUs", "Serving"),
+    ),
+    # messages: the file the user can change is blamed, input is echoed as an excerpt, names are escaped
+    Case(
+        "tiny-parameter-count-blamed-on-the-workload",
+        "workload",
+        workload("name: attack\ntask: training\nmodel: {name: llama-2-7b, params: 1e-300}\n"),
+    ),
+    Case(
+        "echo-of-540-kb-is-cut",
+        "workload",
+        workload(WORKLOAD + "batch_size: [" + ", ".join(["'" + "x" * 60_000 + "'"] * 9) + "]\n"),
+    ),
+    Case(
+        "name-with-line-breaks-in-text",
+        "workload",
+        workload('name: "x\\n  GPUs        8 x H100, free\\u202egnp.exe\\t"\ntask: inference\nmodel: {name: gpt2}\n'),
+        show_stdout=True,
+    ),
+    Case(
+        "name-with-line-breaks-in-markdown",
+        "workload",
+        workload('name: "x\\n# FREE GPUS\\u2028"\ntask: inference\nmodel: {name: gpt2}\n', "--format", "markdown"),
+        show_stdout=True,
+    ),
+    Case(
+        "name-with-line-breaks-in-explain",
+        "workload",
+        lambda tmp: [
+            "explain",
+            *workload('name: "x\\nfaked: line"\ntask: inference\nmodel: {name: gpt2}\n')(tmp)[1:],
+            "gpu.model",
+        ],
+        show_stdout=True,
+    ),
+    Case("file-name-with-a-line-break", "workload", lambda tmp: _odd_file(tmp)),
+    Case(
+        "what-if-max-of-a-text-key",
+        "workload",
+        lambda tmp: ["what-if", EXAMPLE, "--max", "precision", "--while", "ram.system_gb <= 256"],
+    ),
+    Case(
+        "what-if-while-of-an-unknown-attribute",
+        "workload",
+        lambda tmp: ["what-if", EXAMPLE, "--max", "batch_size", "--while", "ram.sytem_gb <= 256"],
+    ),
+    Case(
+        "what-if-max-of-a-mapping",
+        "workload",
+        lambda tmp: ["what-if", EXAMPLE, "--max", "gpu", "--while", "ram.system_gb <= 256"],
+    ),
     Case("dev-zero", "workload", lambda tmp: ["recommend", "/dev/zero"]),
     Case("directory", "workload", directory),
     # a model's config.json, read for a workload
@@ -484,6 +897,114 @@ CASES = [
     ),
     Case("config-deep-nesting", "workload", config('{"a": ' + "[" * 5000 + "]" * 5000 + "}")),
     Case("config-not-an-object", "workload", config("[1, 2]")),
+    # config.json as transformers reads it: only its keys, in their places; every quantization sized or refused
+    Case(
+        "config-stray-dotted-key-is-no-quantization",
+        "workload",
+        config(llama_config('"hidden_size": 4096', '"quantization_config.quant_method": "fp8", "hidden_size": 4096')),
+        stdout_lines=("Workload", "GPU memory"),
+    ),
+    Case(
+        "config-bitsandbytes-4-bit",
+        "workload",
+        config(quantized({"quant_method": "bitsandbytes", "load_in_4bit": True})),
+        stdout_lines=("Workload", "GPU memory"),
+    ),
+    Case(
+        "config-bitsandbytes-4-bit-double-quant",
+        "workload",
+        config(quantized({"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_use_double_quant": True})),
+        stdout_lines=("Workload", "GPU memory"),
+    ),
+    Case(
+        "config-bitsandbytes-8-bit",
+        "workload",
+        config(quantized({"quant_method": "bitsandbytes", "load_in_8bit": True})),
+        stdout_lines=("Workload", "GPU memory"),
+    ),
+    Case(
+        "config-bitsandbytes-4-and-8-bit",
+        "workload",
+        config(quantized({"quant_method": "bitsandbytes", "load_in_4bit": True, "load_in_8bit": True})),
+    ),
+    Case(
+        "config-gptq-3-bit",
+        "workload",
+        config(quantized({"quant_method": "gptq", "bits": 3, "group_size": 128})),
+        stdout_lines=("Workload", "GPU memory"),
+    ),
+    Case(
+        "config-gptq-4-bit-groups-of-32",
+        "workload",
+        config(quantized({"quant_method": "gptq", "bits": 4, "group_size": 32})),
+        stdout_lines=("Workload", "GPU memory"),
+    ),
+    Case(
+        "config-gptq-8-bit-per-column",
+        "workload",
+        config(quantized({"quant_method": "gptq", "bits": 8, "group_size": -1})),
+        stdout_lines=("Workload", "GPU memory"),
+    ),
+    Case("config-gptq-5-bit", "workload", config(quantized({"quant_method": "gptq", "bits": 5}))),
+    Case(
+        "config-gptq-groups-of-100",
+        "workload",
+        config(quantized({"quant_method": "gptq", "bits": 4, "group_size": 100})),
+    ),
+    Case(
+        "config-awq-4-bit",
+        "workload",
+        config(quantized({"quant_method": "awq", "bits": 4, "group_size": 128})),
+        stdout_lines=("Workload", "GPU memory"),
+    ),
+    Case(
+        "config-fp8",
+        "workload",
+        config(quantized({"quant_method": "fp8", "weight_block_size": [128, 128]})),
+        stdout_lines=("Workload", "GPU memory"),
+    ),
+    Case(
+        "config-mxfp4",
+        "workload",
+        config(quantized({"quant_method": "mxfp4"})),
+        stdout_lines=("Workload", "GPU memory"),
+    ),
+    Case("config-unknown-quantization", "workload", config(quantized({"quant_method": "hqq", "nbits": 4}))),
+    Case("config-compressed-tensors", "workload", config(quantized({"quant_method": "compressed-tensors"}))),
+    Case(
+        "config-7-kv-heads-over-32",
+        "workload",
+        config(llama_config('"num_key_value_heads": 8', '"num_key_value_heads": 7')),
+    ),
+    Case("config-0-kv-heads", "workload", config(llama_config('"num_key_value_heads": 8', '"num_key_value_heads": 0'))),
+    Case("config-mlp-only-layers-out-of-range", "workload", config(qwen_moe_config([0, 48]))),
+    Case("config-mlp-only-layers-twice", "workload", config(qwen_moe_config([3, 3]))),
+    Case("config-mlp-only-layers-not-a-list", "workload", config(qwen_moe_config("all"))),
+    Case("config-negative-vision-layers", "workload", config(gemma3_config(vision_layers=-27))),
+    Case(
+        "config-gemma3-reads-only-its-text-config",
+        "workload",
+        config(gemma3_config()),
+        stdout_lines=("Workload", "GPU memory"),
+    ),
+    Case(
+        "hand-given-7-kv-heads-over-32",
+        "workload",
+        workload(
+            "name: attack\ntask: inference\nmodel: {layers: 32, hidden_size: 4096, attention_heads: 32, kv_heads: 7, "
+            "intermediate_size: 14336, mlp: swiglu, vocab_size: 128256}\n"
+        ),
+    ),
+    # the offline Hugging Face cache: every read bounded, no file of the cache quoted
+    Case("hf-cache-good", "workload", hf_cache(good_ref), env=HUB),
+    Case("hf-ref-of-3-gib", "workload", hf_cache(ref_of_3_gib), env=HUB),
+    Case("hf-ref-to-the-environment", "workload", hf_cache(ref_to_the_environment), env=HUB),
+    Case("hf-ref-out-of-the-cache", "workload", hf_cache(ref_out_of_the_cache), env=HUB),
+    Case("hf-ref-a-named-pipe", "workload", hf_cache(ref_a_named_pipe), env=HUB),
+    Case("hf-20000-snapshots", "workload", hf_cache(snapshots_of_20000), env=HUB),
+    Case("hf-config-of-17-mib", "workload", hf_cache(snapshot_config_of_17_mib), env=HUB),
+    Case("hf-name-of-41-characters", "workload", hf_cache(good_ref, "x" * 40 + "!/b"), env=HUB),
+    Case("hf-name-with-a-dot-dot", "workload", hf_cache(good_ref, "../etc"), env=HUB),
     # rules: what reached durable-rules' fixed limits, and expressions that ran away
     Case("in-list-of-511", "rules", rule("  - batch_size: {in: [" + ", ".join(map(str, range(511))) + "]}\n")),
     Case("in-list-of-600", "rules", rule("  - batch_size: {in: [" + ", ".join(map(str, range(600))) + "]}\n")),
@@ -592,6 +1113,57 @@ CASES = [
         schema_overlay('{"type": "object", "type": "array", "properties": {}}'),
     ),
     Case("catalog-of-300-fields", "knowledge", wide_catalog),
+    # overlays of the config.json mapping: a pattern is a template, never a regular expression
+    Case(
+        "locate-pattern-a-catastrophic-regex",
+        "knowledge",
+        locate_overlay("(?P<org>(a+)+)/(?P<name>b)", "a" * 40 + "!/b"),
+        env=SITE_CACHE,
+    ),
+    Case("locate-pattern-ambiguous", "knowledge", locate_overlay("{org}-{name}"), env=SITE_CACHE),
+    Case(
+        "locate-pattern-template-works", "knowledge", locate_overlay("{org}/{name}"), env=SITE_CACHE, show_stdout=True
+    ),
+    Case(
+        "validate-finds-a-regex-pattern",
+        "knowledge",
+        validate_overlay(
+            {
+                "families.yaml": FAMILY_OVERLAY.replace(
+                    "entries:", "locate:\n  pattern: '(a+)+$'\n  roots: ['{home}']\n  file: x\nentries:"
+                )
+            }
+        ),
+        whole_stdout=True,
+    ),
+    Case(
+        "validate-finds-a-path-out-of-the-cache",
+        "knowledge",
+        validate_overlay(
+            {
+                "families.yaml": FAMILY_OVERLAY.replace(
+                    "entries:",
+                    "locate:\n  pattern: '{org}/{name}'\n  roots: ['{home}']\n  file: '../../etc/{nosuch}'\nentries:",
+                )
+            }
+        ),
+        whole_stdout=True,
+    ),
+    Case(
+        "validate-finds-a-fixed-value-the-key-refuses",
+        "knowledge",
+        validate_overlay({"families.yaml": FAMILY_OVERLAY + "  fixed:\n    mlp: bogus\n    layers: many\n"}),
+        whole_stdout=True,
+    ),
+    Case(
+        "validate-reads-a-folder-of-mappings-as-knowledge",
+        "knowledge",
+        lambda tmp: [
+            *validate_overlay({"families.yaml": FAMILY_OVERLAY + "  fixed:\n    mlp: bogus\n"})(tmp)[:1],
+            str(tmp / "site-knowledge"),
+        ],
+        whole_stdout=True,
+    ),
     Case("card-of-1e30-bytes", "knowledge", gpu_card("    vram_bytes: 1" + "0" * 30 + "\n")),
     Case("card-of-zero-bytes", "knowledge", gpu_card("    vram_bytes: 0\n")),
     Case("card-of-negative-bandwidth", "knowledge", gpu_card("    memory_bandwidth_gbs: -3350\n")),
@@ -619,6 +1191,14 @@ CASES = [
     Case("record-nan", "record", record(nan_value)),
     Case("record-deep-nesting", "record", record(deep_json)),
     Case("record-byte-flipped", "record", record(flip_a_byte)),
+    # records carry every input: the config a workload imported, the overlays
+    Case("record-of-a-config-workload", "record", config_record(), whole_stdout=True),
+    Case("record-of-a-config-workload-moved-away", "record", config_record(move_away), whole_stdout=True),
+    Case("record-config-changed-on-disk", "record", config_record(edit_config_on_disk), whole_stdout=True),
+    Case("record-recorded-config-edited", "record", config_record(edit_recorded_config)),
+    Case("record-recorded-config-forged", "record", config_record(forge_recorded_config)),
+    Case("record-overlay-path-out-of-its-folder", "record", config_record(overlay_path_out)),
+    Case("record-with-an-overlay-checked-without-it", "record", record_with_overlay, whole_stdout=True),
     Case(
         "record-too-large-for-a-lowered-limit",
         "record",
@@ -640,6 +1220,40 @@ CASES = [
     Case("two-workloads-of-one-name", "output", same_names, show_files="out"),
     Case("batch-with-one-bad-file", "output", batch("-o", "<tmp>/out"), show_files="out"),
     Case("batch-with-one-bad-file-to-standard-output", "output", batch(), show_stdout=True),
+    Case(
+        "output-replaces-a-link-not-its-target",
+        "output",
+        output("-o", "<tmp>/report.txt", make=link_to_a_read_only_file),
+        show_file=("report.txt", "elsewhere/keep.txt"),
+    ),
+    Case(
+        "output-replaces-a-dangling-link",
+        "output",
+        output("-o", "<tmp>/report.txt", make=dangling_link),
+        show_file=("report.txt", "nowhere"),
+    ),
+    Case(
+        "output-keeps-the-mode-of-the-file-it-replaces",
+        "output",
+        output("-o", "<tmp>/report.txt", make=file_of_mode_640),
+        show_file=("report.txt",),
+    ),
+    Case("output-to-standard-output-into-a-pipe", "output", output("-o", "/dev/stdout"), show_stdout=True),
+    Case(
+        "output-to-standard-output-appended-by-the-shell",
+        "output",
+        output("-o", "/dev/stdout", make=earlier_log),
+        stdout="<tmp>/log.txt",
+        append=True,
+        show_file=("log.txt",),
+    ),
+    Case(
+        "output-of-several-reports-to-standard-output",
+        "output",
+        output_then("-o", "/dev/stdout", "--format", "json"),
+        show_stdout=True,
+    ),
+    Case("output-to-a-descriptor-that-is-not-open", "output", output("-o", "/dev/fd/9")),
     Case("key-readable-by-others", "output", loose_key),
     Case("key-too-short", "output", short_key),
 ]

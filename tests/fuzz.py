@@ -1,6 +1,6 @@
 """A seeded fuzz of workloads and rule files: every input must give a result or a clean error.
 
-    python tests/fuzz.py [--seed N] [--seconds S] [--kind workloads|rules|both] [--cases N]
+    python tests/fuzz.py [--seed N] [--seconds S] [--kind workloads|rules|configs|serving|overlays|both|all] [--cases N]
 
 Inputs are generated from the seed alone (case i of seed s is always the same input), so a
 failure is reproduced with ``--seed s --start i --cases 1``. They run in a worker subprocess; the
@@ -14,7 +14,16 @@ against the case that caused it, and the worker is restarted after it.
   tests of every operator on every kind of attribute with edge operands, long ``in`` lists,
   ``ref`` expressions (divisions by zero included), joins, ``not``, ``any``, ``let`` chains; each
   overlay runs under both backends, and under durable-rules with its joins left in its network;
-  all three must agree.
+  all three must agree;
+* configs: a model's config.json (every family's published one, and gpusizer's fixtures), mutated
+  field by field (nasty JSON values, missing and stray keys, dotted keys, quantization_config of any
+  method, bits and group size, text_config and vision_config nesting, broken JSON), read by path or
+  through a generated Hugging Face cache (refs/main of any text, size or kind; zero, one or many
+  snapshots; a config that is a folder or missing);
+* serving: serving sections of every engine, with edge and absurd values for every key and target,
+  over catalog models, scenarios and owned GPUs;
+* overlays: knowledge overlays of the config.json mapping (locate templates, roots and paths, entries
+  with fixed values, expressions and checks, some broken on purpose) read with a config.
 
 A clean error is a gpusizer error (exit 2): an input, rule or output error with a message. Any
 other exception is a bug, counted as a crash; so is a worker that dies, and a backend disagreement.
@@ -332,6 +341,374 @@ def rule_case(
     return files
 
 
+# -- configs, the Hugging Face cache, serving sections, overlays ------------------------------------------
+
+JSON_NASTY: list[object] = [
+    None,
+    0,
+    -1,
+    1,
+    7,
+    3.5,
+    -0.0,
+    1e308,
+    -1e308,
+    5e-324,
+    2**63,
+    10**30,
+    True,
+    False,
+    "",
+    "32",
+    "auto",
+    "x" * 300,
+    [],
+    [0, 1],
+    [1, 1],
+    [-1],
+    {},
+    {"a": 1},
+]
+QUANT_METHODS = [
+    "gptq",
+    "awq",
+    "bitsandbytes",
+    "fp8",
+    "fbgemm_fp8",
+    "mxfp4",
+    "modelopt",
+    "compressed-tensors",
+    "hqq",
+    "aqlm",
+    "torchao",
+    "",
+    None,
+    7,
+]
+
+
+def _configs() -> list[Path]:
+    return sorted((ROOT / "examples" / "configs").glob("*.json")) + sorted(
+        (ROOT / "tests" / "fixtures").glob("*-configs/*.json")
+    )
+
+
+def _quantization(rng: random.Random) -> dict:
+    q: dict = {"quant_method": rng.choice(QUANT_METHODS)}
+    for key, options in (
+        ("bits", [2, 3, 4, 5, 8, 16, 0, -4, "4", 4.0, None]),
+        ("group_size", [128, 64, 32, -1, 0, 100, -7, "128", None]),
+        ("load_in_4bit", [True, False, "yes", None]),
+        ("load_in_8bit", [True, False, None]),
+        ("bnb_4bit_use_double_quant", [True, False]),
+        ("quant_algo", ["FP8", "NVFP4", "INT4_AWQ", None]),
+        ("w_bit", [4, 3, None]),
+        ("q_group_size", [128, 64, None]),
+    ):
+        if rng.random() < 0.4:
+            q[key] = rng.choice(options)
+    return q
+
+
+def mutate_config(rng: random.Random, cfg: dict) -> str:
+    """A config.json's text after one to four mutations."""
+    for _ in range(rng.randint(1, 4)):
+        kind = rng.randrange(10)
+        keys = [k for k in cfg if isinstance(k, str)]
+        if kind <= 2 and keys:  # a nasty value for an existing key
+            cfg[rng.choice(keys)] = rng.choice(JSON_NASTY)
+        elif kind == 3 and keys:  # a key left out
+            cfg.pop(rng.choice(keys))
+        elif kind == 4:  # a quantization_config, maybe in the wrong place or as a dotted key
+            where = rng.random()
+            q = _quantization(rng)
+            if where < 0.6:
+                cfg["quantization_config"] = q
+            elif where < 0.8:
+                cfg["quantization_config.quant_method"] = q["quant_method"]
+            else:
+                cfg.setdefault("text_config", {})["quantization_config"] = q
+        elif kind == 5:  # nested sub-configs
+            cfg[rng.choice(["text_config", "vision_config"])] = {
+                k: rng.choice(JSON_NASTY + [1152, 27, 14, 896]) for k in rng.sample(keys, min(len(keys), 5))
+            } | {"num_hidden_layers": rng.choice([-27, 0, 27, "27", None])}
+        elif kind == 6:  # another model_type
+            cfg["model_type"] = rng.choice(
+                [
+                    "llama",
+                    "qwen2_moe",
+                    "qwen3_moe",
+                    "gemma3",
+                    "gemma3_text",
+                    "gpt_oss",
+                    "deepseek_v3",
+                    "falcon",
+                    "unknown",
+                    3,
+                    None,
+                ]
+            )
+        elif kind == 7:  # MoE layer lists
+            cfg["mlp_only_layers"] = rng.choice([[0, 1], [1, 1], [-1], [999], "all", [0.5], []])
+            cfg["decoder_sparse_step"] = rng.choice([1, 2, 0, -1, 1.5])
+        elif kind == 8:  # heads that do not divide
+            cfg["num_key_value_heads"] = rng.choice([0, 1, 3, 7, 64, -8])
+        else:  # a stray key with a dot, a huge list, deep nesting
+            cfg[rng.choice(["a.b", "hidden_size.x", "extra"])] = rng.choice(
+                [1, [0] * rng.choice([10, 2000]), {"a": {"b": {"c": 1}}}]
+            )
+    text = json.dumps(cfg, indent=rng.choice([None, 2]))
+    if rng.random() < 0.08:  # broken JSON: truncated, NaN, a duplicate key, deep nesting
+        text = rng.choice(
+            [
+                text[: rng.randrange(len(text) + 1)],
+                text.replace("1", "NaN", 1),
+                text.replace("{", '{"model_type": "llama", ', 1),
+                "[" * 5000 + "]" * 5000,
+            ]
+        )
+    return text
+
+
+def config_case(seed: int, i: int) -> dict[str, bytes | str | None]:
+    """The files of one case under a temporary folder: a workload, its config.json, maybe a cache
+    (a value None is a named pipe; a key ending in / is a folder; '->' marks a link)."""
+    rng = random.Random(f"c{seed}:{i}")
+    source = rng.choice(_configs())
+    text = mutate_config(rng, json.loads(source.read_text(encoding="utf-8")))
+    task = rng.choice(["inference", "inference", "training", "fine-tuning"])
+    extra = rng.choice(["", "precision: fp16\n", "batch_size: 4\n", "model_quantization: int4\n"])
+    extra = extra.replace("model_quantization: int4\n", "")
+    files: dict[str, bytes | str | None] = {}
+    if rng.random() < 0.5:
+        files["config.json"] = text
+        model = "  config: config.json\n"
+    else:
+        repo = "hub/models--org--model"
+        rev = "0123456789abcdef0123456789abcdef01234567"
+        layout = rng.randrange(8)
+        ref = rng.choice([rev, rev + "\n", "../../../etc", "", "x" * 5000, "main", "\u202e" + rev, rev + " " + rev])
+        if layout <= 3:
+            files[f"{repo}/refs/main"] = ref
+            files[f"{repo}/snapshots/{rev}/config.json"] = text
+        elif layout == 4:  # no refs: one or two snapshots
+            files[f"{repo}/snapshots/{rev}/config.json"] = text
+            if rng.random() < 0.5:
+                files[f"{repo}/snapshots/other/config.json"] = text
+        elif layout == 5:  # refs/main a named pipe, a folder or a link
+            files[f"{repo}/refs/main"] = rng.choice([None, "/", "->/dev/null", "->/proc/self/environ"])
+            files[f"{repo}/snapshots/{rev}/config.json"] = text
+        elif layout == 6:  # the config a folder, or missing
+            files[f"{repo}/refs/main"] = rev
+            files[f"{repo}/snapshots/{rev}/config.json/"] = ""
+        else:  # nothing at all
+            files["hub/"] = ""
+        name = rng.choice(["org/model", "org/model", "org/other", "../model", "org/" + "a" * 200, "org/model/x"])
+        model = f"  hf: {name}\n"
+    files["w.yaml"] = f"name: fuzz\ntask: {task}\nmodel:\n{model}{extra}"
+    return files
+
+
+# each key's values: those the schema takes (edges and absurd ones among them), then a few it refuses
+SERVING_VALUES: dict[str, tuple[list[object], list[object]]] = {
+    "concurrent_requests": ([1, 2, 32, 200, 5000, 10**8], [0, -1, 1.5, "auto"]),
+    "prompt_tokens": ([1, 128, 2000, 32768, 10**6], [0, "auto"]),
+    "output_tokens": ([1, 100, 4096, 10**6], [0]),
+    "engine": (["vllm", "sglang", "tgi", "transformers"], ["other"]),
+    "kv_cache_dtype": (["auto", "fp8"], ["int4"]),
+    "gpu_memory_utilization": (["auto", 1e-9, 0.05, 0.5, 0.9, 1], [1.5, 0]),
+    "max_num_batched_tokens": (["auto", 1, 16, 256, 2048, 10**8], [0]),
+    "max_num_seqs": (["auto", 1, 8, 256, 10**8], [0]),
+    "max_model_len": (["auto", 1, 2048, 10**8], [0]),
+    "block_size": (["auto", 1, 16, 4096], [5000]),
+    "enforce_eager": ([True, False], ["yes"]),
+    "prefix_cache_hit_rate": ([0, 0.5, 0.999999], [1, -0.1]),
+}
+TARGETS: dict[str, list[object]] = {
+    "output_tokens_per_s_per_request": [1e-300, 0.1, 20, 1e6],
+    "time_to_first_token_s": [1e-300, 0.001, 2, 1e6],
+    "requests_per_s": [1e-300, 1, 1e6],
+}
+MODELS = [
+    "llama-2-7b",
+    "llama-3-70b",
+    "qwen2.5-7b",
+    "mixtral-8x7b",
+    "qwen3-30b-a3b",
+    "gpt-oss-20b",
+    "gpt2",
+    "deepseek-v3",
+    "gemma-3-27b",
+    "bert-base-uncased",
+    "resnet-50",
+]
+
+
+def serving_case(seed: int, i: int) -> bytes:
+    """A workload with a serving section of edge and absurd values."""
+    import yaml
+
+    rng = random.Random(f"s{seed}:{i}")
+    serving: dict = {}
+    for k, (good, bad) in SERVING_VALUES.items():
+        if k in ("concurrent_requests", "prompt_tokens", "output_tokens") or rng.random() < 0.3:
+            serving[k] = rng.choice(bad if rng.random() < 0.05 else good)
+    if rng.random() < 0.6:
+        serving["targets"] = {k: rng.choice(v) for k, v in TARGETS.items() if rng.random() < 0.6}
+    doc: dict = {
+        "name": "fuzz",
+        "task": rng.choice(["inference"] * 15 + ["training"]),
+        "model": {"name": rng.choice(MODELS)},
+        "serving": serving,
+    }
+    if rng.random() < 0.4:
+        doc["scenario"] = rng.choice(["personal", "sme", "cluster", "hpc", "auto"])
+    if rng.random() < 0.3:
+        doc["gpu"] = rng.choice(
+            [
+                {"model": "l40s-48gb", "count": rng.choice([1, 2, 3, 8, 64])},
+                {"exclude": ["nvidia"]},
+                {"prefer": ["consumer"]},
+                {"count": 8},
+            ]
+        )
+    if rng.random() < 0.3:
+        doc["precision"] = rng.choice(["fp16", "bf16", "fp8", "int4", "gptq-int3", "awq-int4-g64", "mxfp4"])
+    if rng.random() < 0.2:
+        doc["market"] = "cn"
+    return yaml.safe_dump(doc, sort_keys=False).encode()
+
+
+def overlay_case(seed: int, i: int) -> dict[str, str]:
+    """A knowledge overlay of the config.json mapping (files of site/), a config and a workload."""
+    import yaml
+
+    rng = random.Random(f"o{seed}:{i}")
+    mapping: dict = {"import": "hf-config", "description": "A site's families.", "select": "model_type"}
+    if rng.random() < 0.5:
+        mapping["locate"] = {
+            "pattern": rng.choice(["{org}/{name}", "{org}-{name}", "(a+)+$", "{org}{name}", "x/{name}", "{home}/{x}"]),
+            "roots": rng.choice([["{env.SITE_CACHE}"], ["{home}"], ["{nosuch}"], ["/"]]),
+            "file": rng.choice(
+                [
+                    "models--{org}--{name}.json",
+                    "../../etc/passwd",
+                    "{revision}/x.json",
+                    "/abs",
+                    "a//b",
+                    "{org}/{name}.json",
+                ]
+            ),
+        }
+        if rng.random() < 0.3:
+            mapping["locate"]["revision"] = rng.choice(["{org}/ref", "../ref", "{nosuch}"])
+    entry: dict = {
+        "id": "site-entry",
+        "name": "A site entry",
+        "match": [rng.choice(["site_type", "llama"])],
+        "source": {"doc": "site"},
+    }
+    if rng.random() < 0.7:
+        entry["extends"] = rng.choice(["llama", "qwen3-moe", "gemma3", "hf-common", "nope"])
+    if rng.random() < 0.4:
+        entry["fixed"] = {rng.choice(["mlp", "layers", "family", "nope"]): rng.choice(["swiglu", "bogus", 3, -1])}
+    if rng.random() < 0.4:
+        entry["set"] = {
+            rng.choice(["layers", "hidden_size", "params"]): rng.choice(
+                ["num_hidden_layers", "num_hidden_layers * 2", "1 / 0", "missing_key", "(", "num_hidden_layers ** 999"]
+            )
+        }
+    if rng.random() < 0.4:
+        entry["checks"] = [
+            rng.choice(
+                [
+                    {"id": "c1", "key": "num_hidden_layers", "schema": {"type": "integer", "minimum": 1}, "help": "h"},
+                    {
+                        "id": "c2",
+                        "key": "hidden_size",
+                        "when": "hidden_size % 7 == 0",
+                        "message": "m {hidden_size}",
+                        "help": "h",
+                    },
+                    {"id": "c3", "key": "x", "when": "1 / 0", "message": "m", "help": "h"},
+                    {"id": "c4", "key": "x", "help": "h"},
+                    {"id": "c5", "key": "x", "when": "(", "message": "m", "help": "h"},
+                ]
+            )
+        ]
+    if rng.random() < 0.3:
+        entry["within"] = "text_config"
+        entry["outer"] = rng.choice([["quantization_config"], [], ["bad key"]])
+    mapping["entries"] = [entry]
+    cfg = json.loads(rng.choice(_configs()).read_text(encoding="utf-8"))
+    if rng.random() < 0.6:
+        cfg["model_type"] = "site_type"
+    files = {
+        "site/families.yaml": yaml.safe_dump(mapping, sort_keys=False),
+        "config.json": mutate_config(rng, cfg) if rng.random() < 0.3 else json.dumps(cfg),
+        "w.yaml": "name: fuzz\ntask: inference\nmodel:\n  "
+        + rng.choice(["config: config.json", "hf: org/model", "hf: " + "a" * 41 + "!/b"])
+        + "\n",
+    }
+    return files
+
+
+def _lay_out(root: Path, files: dict) -> None:
+    """Write a case's files: text, a named pipe (None), a folder (a name ending in /), a link ('->target')."""
+    for name, content in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if name.endswith("/"):
+            path.mkdir(parents=True, exist_ok=True)
+        elif content is None:
+            os.mkfifo(path)
+        elif isinstance(content, str) and content.startswith("->"):
+            path.symlink_to(content[2:])
+        elif content == "/":
+            path.mkdir()
+        else:
+            path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8", "surrogatepass"))
+
+
+def run_document(rec, tmp: Path, files: dict) -> str:
+    """A workload and its files (a config, a cache) under tmp: a result or a clean error."""
+    import shutil
+
+    case = tmp / "case"
+    shutil.rmtree(case, ignore_errors=True)
+    case.mkdir()
+    _lay_out(case, files)
+    os.environ["HF_HUB_CACHE"] = str(case / "hub")
+    os.environ["SITE_CACHE"] = str(case / "cache")
+    try:
+        rec.recommend(case / "w.yaml")
+        return "ok"
+    except Exception as exc:
+        return "clean" if _clean(exc) else f"bug: {type(exc).__name__}: {exc}"[:500]
+
+
+def run_overlay(seed: int, i: int, tmp: Path, shipped_knowledge: Path) -> str:
+    import shutil
+
+    from engine import Recommender
+
+    case = tmp / "case"
+    shutil.rmtree(case, ignore_errors=True)
+    case.mkdir()
+    _lay_out(case, overlay_case(seed, i))
+    os.environ["SITE_CACHE"] = str(case / "cache")
+    try:
+        rec = Recommender(knowledge=[shipped_knowledge, case / "site"])
+    except Exception as exc:
+        return "clean" if _clean(exc) else f"bug: load: {type(exc).__name__}: {exc}"[:500]
+    with rec:
+        try:
+            rec.recommend(case / "w.yaml")
+            return "ok"
+        except Exception as exc:
+            return "clean" if _clean(exc) else f"bug: {type(exc).__name__}: {exc}"[:500]
+
+
 # -- the worker --------------------------------------------------------------------------------------
 
 FIXED_WORKLOADS = [
@@ -429,7 +806,7 @@ def worker(kind: str, seed: int, start: int) -> None:  # pragma: no cover - runs
     shipped = data_dir("rules")
     rb = load_rulebase()
     names, catalogs = _names(rb)
-    rec = Recommender(rulebase=rb) if kind == "workloads" else None
+    rec = Recommender(rulebase=rb) if kind in ("workloads", "configs", "serving") else None
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(start, 10**9):
             print(f"start {i}", flush=True)
@@ -438,6 +815,12 @@ def worker(kind: str, seed: int, start: int) -> None:  # pragma: no cover - runs
                 path.write_bytes(workload_case(seed, i))
                 outcome = run_workload(rec, path, random.Random(i))
                 path.unlink()
+            elif kind == "configs":
+                outcome = run_document(rec, Path(tmp), config_case(seed, i))
+            elif kind == "serving":
+                outcome = run_document(rec, Path(tmp), {"w.yaml": serving_case(seed, i)})
+            elif kind == "overlays":
+                outcome = run_overlay(seed, i, Path(tmp), data_dir("knowledge"))
             else:
                 outcome = run_rules(seed, i, Path(tmp), shipped, names, catalogs)
             print(f"done {i} {json.dumps(outcome)}", flush=True)
@@ -514,19 +897,22 @@ def fuzz(kind: str, seed: int, seconds: float, cases: int | None = None, start: 
     return stats
 
 
+KINDS = ("workloads", "rules", "configs", "serving", "overlays")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=20260101)
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--cases", type=int)
     ap.add_argument("--start", type=int, default=0)
-    ap.add_argument("--kind", choices=["workloads", "rules", "both"], default="both")
-    ap.add_argument("--worker", choices=["workloads", "rules"])
+    ap.add_argument("--kind", choices=[*KINDS, "both", "all"], default="both")
+    ap.add_argument("--worker", choices=KINDS)
     args = ap.parse_args()
     if args.worker:
         worker(args.worker, args.seed, args.start)
         return
-    kinds = ["workloads", "rules"] if args.kind == "both" else [args.kind]
+    kinds = ["workloads", "rules"] if args.kind == "both" else list(KINDS) if args.kind == "all" else [args.kind]
     for kind in kinds:
         stats = fuzz(kind, args.seed, args.seconds / len(kinds), args.cases, args.start)
         print(json.dumps(stats, indent=2))

@@ -23,3 +23,14 @@ def hanging(config, tasks):
     if any(t.case == HANG for t in tasks):
         time.sleep(3600)
     return run_many(config, tasks)
+
+
+def scripted(config, tasks):
+    """As a server's sweep jobs run cases, with faults a workload asks for by its name: 'crash-me'
+    kills the worker process (a fault in C), 'slow-me' takes a second a case (a long sweep)."""
+    for t in tasks:
+        if "name: crash-me" in t.text:
+            os.kill(os.getpid(), signal.SIGSEGV)
+        if "slow-me" in t.text:
+            time.sleep(1.0)
+    return run_many(config, tasks)

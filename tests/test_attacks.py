@@ -20,7 +20,7 @@ def test_the_corpus_covers_every_kind_of_input():
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_attack(case: Case, tmp_path):
     argv = case.build(tmp_path)
-    outcome = run(argv, tmp_path, case.env, case.stdout)
+    outcome = run(argv, tmp_path, case.env, case.stdout, case.append)
     assert outcome.code != "hang", f"{case.name} hangs"
     assert not str(outcome.code).startswith("crash"), f"{case.name}: {outcome.code}\n{outcome.err}"
     assert outcome.code in (0, 1, 2, 73), f"{case.name} exits {outcome.code}:\n{outcome.err}"

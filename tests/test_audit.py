@@ -44,6 +44,25 @@ def test_why_not_rejects_a_bad_query():
     assert code == 2 and "is not a number" in err
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        "memory.vram_required_gb=nan",
+        "memory.vram_required_gb=NaN",
+        "memory.vram_required_gb=inf",
+        "memory.vram_required_gb=-Infinity",
+        "memory.vram_required_gb=1e999",
+        "gpu.count=nan",
+    ],
+)
+def test_why_not_refuses_a_value_that_is_not_a_finite_number(query):
+    """As the API does: NaN and infinities are no value a conclusion can take."""
+    code, out, err = run_cli(["why-not", "examples/llama2-70b-chat.yaml", query])
+    assert code == 2, (out, err)
+    assert out == "" and "is not a finite number" in err and "help: give a finite number" in err
+    assert "Traceback" not in err
+
+
 def test_what_if_reports_changes_with_rules():
     code, out, err = run_cli(["what-if", "examples/llama2-70b-chat.yaml", "--set", "batch_size=8", "--format", "json"])
     assert code == 0, err

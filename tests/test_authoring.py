@@ -39,6 +39,7 @@ def test_lint_corpus_covers_every_finding_kind():
         "split-cases",
         "tests",
         "load",
+        "absent-field",
     } <= codes
 
 

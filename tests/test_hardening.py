@@ -139,14 +139,21 @@ def test_atomic_writes_leave_no_half_file_and_keep_the_mode(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["report.txt"]
 
 
-def test_a_link_to_a_report_file_is_written_through(tmp_path):
+def test_a_link_is_replaced_and_its_target_left_alone(tmp_path):
+    """-o writes the path it names: a link there is replaced by the report, the file it pointed to
+    (read-only, elsewhere) keeps its bytes and its mode. It used to be replaced, mode and all."""
     from engine.cli import write_atomic
 
-    real = tmp_path / "real.txt"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    real = elsewhere / "real.txt"
     real.write_text("old")
+    real.chmod(0o444)
     (tmp_path / "link.txt").symlink_to(real)
     write_atomic(tmp_path / "link.txt", "new")
-    assert (tmp_path / "link.txt").is_symlink() and real.read_text() == "new"
+    assert not (tmp_path / "link.txt").is_symlink() and (tmp_path / "link.txt").read_text() == "new"
+    assert real.read_text() == "old" and stat.S_IMODE(real.stat().st_mode) == 0o444
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["real.txt"]
 
 
 def test_limits_can_be_raised_and_lowered(monkeypatch, tmp_path):
@@ -406,3 +413,321 @@ def test_non_printable_is_the_complement_of_yamls_printable_set():
 
     wrong = [c for c in range(0x110000) if (_NON_PRINTABLE.match(chr(c)) is None) != printable(c)]
     assert wrong == []
+
+
+# -- outputs: the named path, streams as streams, the shell's refusals --------------------------------
+
+
+def _fake_stat(mode: int, uid: int) -> os.stat_result:
+    return os.stat_result((mode, 1, 1, 1, uid, 0, 0, 0, 0, 0))
+
+
+@pytest.mark.parametrize(
+    "entry, folder, refused",
+    [
+        (stat.S_IFLNK | 0o777, stat.S_IFDIR | 0o1777, True),  # another user's link in /tmp: protected_symlinks
+        (stat.S_IFREG | 0o666, stat.S_IFDIR | 0o1777, True),  # ... their file: protected_regular
+        (stat.S_IFIFO | 0o666, stat.S_IFDIR | 0o1777, True),  # ... their named pipe: protected_fifos
+        (stat.S_IFCHR | 0o666, stat.S_IFDIR | 0o1777, False),  # a device is not protected
+        (stat.S_IFLNK | 0o777, stat.S_IFDIR | 0o0777, False),  # no sticky bit
+        (stat.S_IFLNK | 0o777, stat.S_IFDIR | 0o1775, False),  # sticky, not world-writable
+    ],
+)
+def test_the_shell_refuses_entries_of_others_in_sticky_folders(entry, folder, refused):
+    from engine.cli.output import shell_refuses
+
+    me, other, owner = 1000, 1001, 0
+    assert (shell_refuses(_fake_stat(entry, other), _fake_stat(folder, owner), me) is not None) is refused
+    assert shell_refuses(_fake_stat(entry, me), _fake_stat(folder, owner), me) is None  # mine
+    assert shell_refuses(_fake_stat(entry, owner), _fake_stat(folder, owner), me) is None  # the folder owner's
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() != 0, reason="making another user's file needs root")
+def test_a_planted_link_and_file_in_a_sticky_folder_are_refused(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("victim")
+    (shared / "report.txt").symlink_to(victim)
+    os.lchown(shared / "report.txt", 65534, 65534)
+    (shared / "theirs.txt").write_text("theirs")
+    os.chown(shared / "theirs.txt", 65534, 65534)
+    for name in ("report.txt", "theirs.txt"):
+        code, _, err = run_cli(["recommend", "examples/gpt2-finetune-personal.yaml", "-o", str(shared / name)])
+        assert code == 73 and "of another user in a shared folder with the sticky bit" in err, err
+    assert victim.read_text() == "victim" and (shared / "theirs.txt").read_text() == "theirs"
+    assert (shared / "report.txt").is_symlink() and sorted(p.name for p in shared.iterdir()) == [
+        "report.txt",
+        "theirs.txt",
+    ]
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="permissions do not bind root")
+def test_a_read_only_file_is_refused_as_the_shell_refuses_it(tmp_path):
+    target = tmp_path / "report.txt"
+    target.write_text("keep")
+    target.chmod(0o444)
+    code, _, err = run_cli(["recommend", "examples/gpt2-finetune-personal.yaml", "-o", str(target)])
+    assert code == 73 and "Permission denied" in err and target.read_text() == "keep"
+
+
+def test_a_named_pipe_is_written_as_a_stream(tmp_path):
+    import subprocess
+
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    reader = subprocess.Popen(["cat", str(pipe)], stdout=subprocess.PIPE)
+    try:
+        code, _, err = run_cli(["recommend", "examples/gpt2-finetune-personal.yaml", "-o", str(pipe)])
+        out = reader.communicate(timeout=60)[0].decode()
+    finally:
+        reader.kill()
+    assert code == 0, err
+    assert out.startswith("gpusizer: gpt2-finetune-personal") and stat.S_ISFIFO(os.lstat(pipe).st_mode)
+
+
+def test_dev_stdout_is_the_descriptor_the_shell_opened(tmp_path):
+    """-o /dev/stdout >> log.txt appends; it used to rename a temporary file over log.txt."""
+    import subprocess
+
+    log = tmp_path / "log.txt"
+    log.write_text("earlier\n")
+    with open(log, "ab") as out:
+        p = subprocess.run(
+            [sys.executable, "-m", "engine", "recommend", "examples/gpt2-finetune-personal.yaml", "-o", "/dev/stdout"],
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.PIPE,
+        )
+    assert p.returncode == 0, p.stderr
+    assert log.read_text().startswith("earlier\ngpusizer: gpt2-finetune-personal\n")
+    piped = subprocess.run(
+        [sys.executable, "-m", "engine", "recommend", "examples/gpt2-finetune-personal.yaml", "-o", "/dev/stdout"],
+        cwd=ROOT,
+        capture_output=True,
+    )
+    assert piped.returncode == 0 and piped.stdout.startswith(b"gpusizer: gpt2-finetune-personal"), piped.stderr
+
+
+def test_reports_are_written_as_each_workload_finishes(monkeypatch):
+    """Nothing is held back for the end: by the time the second workload runs, the first report is out."""
+    import io
+
+    from engine.api import Recommender as Api
+
+    real = Api.recommend
+    seen: list[str] = []
+    captured = io.StringIO()
+
+    def watch(self, workload):
+        seen.append(captured.getvalue())
+        return real(self, workload)
+
+    monkeypatch.setattr(Api, "recommend", watch)
+    import contextlib
+
+    from engine.cli import main
+
+    files = ["examples/gpt2-finetune-personal.yaml", "examples/hpc-fp64-bert.yaml", "examples/llama2-70b-chat.yaml"]
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        with contextlib.redirect_stdout(captured):
+            assert main(["recommend", *files]) == 0
+    finally:
+        os.chdir(cwd)
+    assert seen[0] == ""
+    assert seen[1].startswith("gpusizer: gpt2-finetune-personal") and "gpusizer: hpc-fp64-bert" not in seen[1]
+    assert "gpusizer: hpc-fp64-bert" in seen[2] and "gpusizer: llama2-70b-chat" not in seen[2]
+
+
+def test_an_output_that_cannot_be_written_costs_no_work(tmp_path, monkeypatch):
+    """The output is opened before any workload runs, as the shell opens a redirection first."""
+    from engine.api import Recommender as Api
+
+    def boom(self, workload):
+        raise AssertionError("a workload ran although its output cannot be written")
+
+    monkeypatch.setattr(Api, "recommend", boom)
+    code, _, err = run_cli(["recommend", "examples/gpt2-finetune-personal.yaml", "-o", str(tmp_path / "no" / "x.txt")])
+    assert code == 73 and "does not exist" in err
+
+
+# -- reads: name templates, never regular expressions ---------------------------------------------------
+
+
+def test_a_name_template_reads_what_the_old_regular_expression_read():
+    """'{org}/{name}' takes exactly the repository ids the former pattern took, in one pass."""
+    import re
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from engine.load.imports import match_template
+
+    old = re.compile(r"(?P<org>[A-Za-z0-9][A-Za-z0-9._-]*)/(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)")
+
+    @settings(max_examples=400, deadline=None, derandomize=True)
+    @given(st.text(alphabet="ab9._-/!", max_size=30))
+    def same(name):
+        m = old.fullmatch(name)
+        assert match_template("{org}/{name}", name) == (m.groupdict() if m else None)
+
+    same()
+    assert match_template("{org}/{name}", "a" * 1000 + "!/b") is None  # what hung the regular expression
+    assert match_template("{org}/{name}", "a/" + "b" * 2000) is None  # past the longest name
+
+
+@pytest.mark.parametrize(
+    "pattern, problem",
+    [
+        ("{org}/{name}", None),
+        ("models--{org}/{name}", None),
+        ("(?P<org>.+)/(?P<name>.+)", "regular expression"),
+        ("{org}{name}", "touch"),
+        ("{org}-{name}", "ambiguous"),
+        ("{org}/{org}", "twice"),
+        ("org/name", "no {placeholder}"),
+        ("{home}/{name}", "filled by gpusizer"),
+    ],
+)
+def test_name_templates_that_cannot_be_read_in_one_pass_are_refused(pattern, problem):
+    from engine.load.imports import template_problem
+
+    found = template_problem(pattern)
+    assert (found is None) if problem is None else (problem in found)
+
+
+# -- the Python API's contract: any value converted or refused with gpusizer's own error -----------------
+
+
+def _values():
+    from decimal import Decimal
+    from fractions import Fraction
+
+    from hypothesis import strategies as st
+
+    scalars = st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(),
+        st.integers(min_value=10**300, max_value=10**6000),
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.decimals(allow_nan=True, allow_infinity=True),
+        st.fractions(),
+        st.just(Fraction(10**400, 7)),
+        st.just(Decimal("1e999999")),
+        st.complex_numbers(allow_nan=False),
+        st.text(max_size=20),
+        st.binary(max_size=5),
+        st.dates(),
+        st.sampled_from(["gpt2", "inference", "fp16", "auto", "8", "70B", "\n", "\u202e", "\x00"]),
+    )
+    return st.recursive(
+        scalars,
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=4),
+            st.tuples(inner, inner),
+            st.frozensets(st.integers(), max_size=3),
+            st.dictionaries(st.one_of(st.text(max_size=8), st.integers(), st.none()), inner, max_size=4),
+        ),
+        max_leaves=12,
+    )
+
+
+_KEYS = ["name", "task", "batch_size", "sequence_length", "precision", "budget", "gpu", "dataset", "serving", "model"]
+
+
+def test_the_api_returns_a_result_or_raises_gpusizers_own_error(recommender):
+    """Any Python value anywhere in a mapping workload: a Result, or a GpusizerError; never ValueError
+    (an int of 4,301 digits), a YAML representer error (Decimal, Fraction) or RecursionError."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from engine import GpusizerError
+    from engine.explain.result import Result
+
+    base = {"name": "fuzz", "task": "inference", "model": {"name": "gpt2"}}
+
+    @settings(
+        max_examples=150,
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+    @given(st.sampled_from(_KEYS), _values(), st.booleans())
+    def holds(key, value, nested):
+        workload = dict(base)
+        if nested and key == "model":
+            workload["model"] = {"name": "gpt2", "layers": value}
+        else:
+            workload[key] = value
+        try:
+            out = recommender.recommend(workload)
+        except GpusizerError as exc:
+            assert exc.render().strip()
+            return
+        assert isinstance(out, Result)
+
+    holds()
+
+
+@pytest.mark.parametrize(
+    "value, refused",
+    [
+        ("__bigint__", "a whole number of about 5,001 digits"),
+        ("__set__", "a set has no order"),
+        ("__deep__", "nested deeper than 64 levels"),
+        ("__self__", "nested deeper than 64 levels"),
+        (b"x", "bytes is not text"),
+        (1j, "is not a real number"),
+        (object(), "a value of type object is not a workload value"),
+    ],
+)
+def test_python_values_a_file_cannot_hold_are_refused_by_key(recommender, value, refused):
+    if value == "__bigint__":
+        value = 10**5000
+    elif value == "__set__":
+        value = {"a", "b"}
+    elif value == "__deep__":
+        value = {}
+        node = value
+        for _ in range(400):
+            node["a"] = {}
+            node = node["a"]
+    elif value == "__self__":
+        value = {}
+        value["x"] = value
+    with pytest.raises(InputError, match=refused):
+        recommender.recommend({"name": "x", "task": "inference", "model": {"name": "gpt2"}, "gpu": value})
+
+
+def test_python_numbers_are_converted(recommender):
+    from decimal import Decimal
+    from enum import IntEnum
+    from fractions import Fraction
+
+    class Size(IntEnum):
+        EIGHT = 8
+
+    class Name(str):
+        pass
+
+    results = [
+        recommender.recommend({"name": Name("x"), "task": "inference", "model": {"name": "gpt2"}, "batch_size": v})
+        for v in (8, Decimal("8"), Fraction(16, 2), Size.EIGHT, 8.0)
+    ]
+    assert len({json.dumps(r.get("memory.vram_required_gb")) for r in results}) == 1
+    assert results[0].workload.name == "x"
+
+
+def test_printable_and_excerpt():
+    from engine.format import excerpt, printable
+
+    assert printable("a\nb\tc\x1b[2J\u202ed\u2028") == "a\\nb\tc\\u001b[2J\\u202ed\\u2028"  # a tab stays
+    assert printable("plain text, 中文") == "plain text, 中文"
+    cut = excerpt("x" * 540_000)
+    assert len(cut) < 120 and "540,000 characters" in cut
+    assert excerpt("short message") == "short message"
+    assert len(excerpt("a b " * 10_000)) < 1100

@@ -78,9 +78,17 @@ def test_a_price_list_needs_only_ids_and_the_fields_that_change(tmp_path):
     assert bought["conclusions"]["cost.gpus"]["value"] == round(4000 * bought["conclusions"]["price.cny"]["value"])
 
 
-def test_file_level_defaults_and_source_apply_to_every_item():
+def test_file_level_defaults_and_source_apply_to_every_item(tmp_path):
     doc = _json(["recommend", "examples/llama2-70b-chat.yaml", "--knowledge", SITE_KNOWLEDGE])
     assert "h100-pcie-80gb" not in doc["conclusions"]["gpu.unpriced"]["value"]
+    # the file's defaults give the currency, date and condition a price needs; the price is the site's
+    pinned = tmp_path / "pinned.yaml"
+    pinned.write_text(
+        "name: pinned\ntask: inference\nmodel: {name: llama-2-7b}\nprecision: fp16\nscenario: sme\n"
+        "gpu: {model: h100-pcie-80gb}\n"
+    )
+    site = _json(["recommend", str(pinned), "--knowledge", SITE_KNOWLEDGE])
+    assert site["conclusions"]["cost.gpus"]["value"] == 21000 * site["conclusions"]["gpu.count"]["value"]
 
 
 def test_a_new_item_needs_name_and_source(tmp_path):
@@ -96,6 +104,23 @@ def test_a_new_catalog_needs_description_and_fields(tmp_path):
     code, out, err = run_cli(["recommend", EXAMPLE, "--knowledge", site])
     assert code == 2
     assert "catalog 'racks' is defined here, so it needs 'description'" in err
+
+
+def test_a_card_sold_new_needs_a_dated_sourced_price(tmp_path):
+    """A catalog field may say which items must give it (required_when): an overlay that adds a card sold new
+    without a price, or makes a used-only card current without one, is refused when loaded and by validate."""
+    site = _site(tmp_path, "catalog: gpu\nitems:\n  - {id: a800-pcie-80gb, status: current}\n")
+    code, out, err = run_cli(["recommend", EXAMPLE, "--knowledge", site])
+    assert code == 2
+    assert "item 'a800-pcie-80gb' lacks field 'price', which it must give: its status is current" in err
+    code, out, err = run_cli(["validate", "--knowledge", site])
+    assert code == 1
+    assert "lacks field 'price', which it must give: its status is current" in out
+    # a price needs its currency and date (required_with)
+    site = _site(tmp_path, "catalog: gpu\nitems:\n  - {id: a800-pcie-80gb, price: 9000}\n")
+    code, out, err = run_cli(["recommend", EXAMPLE, "--knowledge", site])
+    assert code == 2
+    assert "lacks field 'price_currency', which it must give: it gives price" in err
 
 
 def test_the_example_price_list_prices_an_unpriced_card():

@@ -66,6 +66,9 @@ def _checks(system, c):
                 f"{load} W against {pub['max_watts']}",
             )
         )
+    if "front_adapters" in pub:
+        front = (_value(c, "gpu.selection") or {}).get("front_nics")
+        out.append(("front", front == pub["front_adapters"], f"{front} against {pub['front_adapters']}"))
     if "adapters" in pub and (_value(c, "nodes") or 1) > 1:
         got = (_value(c, "network.adapters"), _value(c, "network.adapter_gbps"))
         want = (pub["adapters"], pub["adapter_gbps"])

@@ -24,7 +24,7 @@ from serve_helpers import EXAMPLES, Server, make_pool  # noqa: E402
 
 from corpus import ROOT, run_cli  # noqa: E402
 from engine.serve.app import Options  # noqa: E402
-from engine.serve.work import encode_link  # noqa: E402
+from engine.serve.work import MAX_SWEEP, encode_link  # noqa: E402
 
 LLAMA = (EXAMPLES / "llama2-70b-chat.yaml").read_text()
 SMALL = "name: small\ntask: inference\nmodel: {name: llama-2-7b}\nprecision: fp16\n"
@@ -426,8 +426,11 @@ def small_pool():
 
 
 def test_timeout_and_busy(small_pool):
-    slow = {"workload": LLAMA, "max": "batch_size", "while": "memory.vram_required_gb <= 100000"}
-    with Server(small_pool, Options(timeout=2.0)) as s:
+    # the longest what-if one request may ask: 64 full recommendations, about 60 ms each, several times the timeout
+    # (a largest-value search is a few dozen and finished inside it on a fast machine)
+    values = ",".join(str(8 * (i + 1)) for i in range(MAX_SWEEP))
+    slow = {"workload": LLAMA, "sweep": f"batch_size={values}"}
+    with Server(small_pool, Options(timeout=1.0)) as s:
         results = {}
 
         def call(name, path, body):

@@ -19,7 +19,7 @@ def write_attack_expectations() -> None:
         old.unlink()
     for case in CASES:
         with tempfile.TemporaryDirectory() as tmp:
-            outcome = run(case.build(Path(tmp)), Path(tmp), case.env, case.stdout)
+            outcome = run(case.build(Path(tmp)), Path(tmp), case.env, case.stdout, case.append)
             (EXPECTED / f"{case.name}.txt").write_text(expectation(case, outcome, Path(tmp)), encoding="utf-8")
 
 

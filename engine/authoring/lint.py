@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ from typing import Any
 from ..errors import Diagnostic, GpusizerError, hint
 from ..lang import semantics as S
 from ..lang.expr import Expr, Template
-from ..lang.ir import AttrCond, FieldCond, ItemCond, Not, Ref, Rule, Scalar, Span, Test
+from ..lang.ir import AnyOf, AttrCond, FieldCond, ItemCond, Not, Ref, Rule, Scalar, Span, Test
 from ..load.loader import GUIDANCE_FILE
 from ..load.schema import check, engine_schema
 from ..load.yamlsrc import load
@@ -306,6 +306,159 @@ def _rulebase_checks(out: _Findings) -> None:
                 )
 
 
+def _conditions(when: Iterable[Any]) -> Iterable[AttrCond | ItemCond]:
+    """Every simple condition, inside 'any' branches and 'not' too."""
+    for c in when:
+        if isinstance(c, AnyOf):
+            for branch in c.branches:
+                yield from _conditions(branch)
+        elif isinstance(c, Not):
+            yield c.inner
+        else:
+            yield c
+
+
+def _exprs(rule: Rule) -> list[tuple[Expr, Span]]:
+    """Every expression the rule evaluates, with where it is written: its refs, lets and conclusions (templates'
+    placeholders).
+    """
+    out: list[tuple[Expr, Span]] = []
+    for c in _conditions(rule.when):
+        tests = c.tests if isinstance(c, AttrCond) else tuple(t for f in c.where for t in f.tests)
+        out += [(t.operand.expr, t.span) for t in tests if isinstance(t.operand, Ref)]
+    computed = [(x.value, x.span) for x in rule.lets] + [(v, c.span) for c in rule.then for v in c.computed()]
+    for comp, span in computed:
+        out += [(p, span) for p in (comp.parts if isinstance(comp, Template) else (comp,)) if isinstance(p, Expr)]
+    return out
+
+
+def _dotted(node: ast.AST) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else None
+
+
+def _reads(expr: Expr, name: str) -> list[bool]:
+    """For each place the expression reads ``name``: whether a missing value is safe there, that is compared for
+    equality or tested for truth (a missing value answers: not equal, false), not computed with (arithmetic, a
+    function, an ordering, text), which fails.
+    """
+    parents = {child: node for node in ast.walk(expr.tree) for child in ast.iter_child_nodes(node)}
+    out = []
+    for node in ast.walk(expr.tree):
+        if not isinstance(node, (ast.Attribute, ast.Name)) or _dotted(node) != name:
+            continue
+        up = parents.get(node)
+        if isinstance(up, ast.Attribute):
+            continue  # part of a longer name
+        out.append(
+            (isinstance(up, ast.Compare) and all(isinstance(o, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)) for o in up.ops))
+            or isinstance(up, ast.BoolOp)
+            or (isinstance(up, ast.UnaryOp) and isinstance(up.op, ast.Not))
+            or (isinstance(up, ast.IfExp) and up.test is node)
+        )
+    return out
+
+
+def _may_match(item: Any, join: ItemCond, literal: dict[str, tuple[Any, ...]]) -> bool:
+    """The item can pass the join's tests: it has every field they test, and the literal ones hold (a ref that
+    names an attribute the rule pins to literal values is taken at those values).
+    """
+    for f in join.where:
+        value = item.get(f.field)
+        for t in f.tests:
+            operand: Any = t.operand
+            if isinstance(operand, Ref):
+                pinned = literal.get(operand.source.strip())
+                if pinned is None:
+                    if t.op != "exists" and value is None:
+                        return False
+                    continue
+                if not any(S.apply(t.op, S.ABSENT if value is None else value, v) for v in pinned):
+                    return False
+                continue
+            if not S.apply(t.op, S.ABSENT if value is None else value, operand):
+                return False
+    return True
+
+
+def _absent_field_checks(out: _Findings) -> None:
+    """Every item field a rule reads is on every item it can join, or the rule says what happens without it: a
+    test on the field in the join, an equality or truth test of it, or a read of the field whose values the catalog
+    says require it (required_when, required_with).
+    """
+    for planned in out.rb.rules.values():
+        rule = planned.rule
+        literal: dict[str, tuple[Any, ...]] = {}
+        for c in rule.when:
+            if isinstance(c, AttrCond):
+                for t in c.tests:
+                    if t.op == "eq" and not isinstance(t.operand, Ref):
+                        literal[c.attribute] = (t.operand,)
+                    elif t.op == "in" and isinstance(t.operand, tuple):
+                        literal[c.attribute] = t.operand
+        exprs = _exprs(rule)
+        for join in (c for c in _conditions(rule.when) if isinstance(c, ItemCond)):
+            _absent_in_join(out, rule, join, literal, exprs)
+
+
+def _names_read(value: Any, lets: Mapping[str, Any], seen: set[str]) -> set[str]:
+    """The names an expression reads, and those the lets it reads read."""
+    found = set(value.names)
+    for n in value.names:
+        head = n.split(".")[0]
+        if head in lets and head not in seen:
+            seen.add(head)
+            found |= _names_read(lets[head], lets, seen)
+    return found
+
+
+def _absent_in_join(
+    out: _Findings, rule: Rule, join: ItemCond, literal: dict[str, tuple[Any, ...]], exprs: list[tuple[Expr, Span]]
+) -> None:
+    catalog = out.rb.catalogs[join.catalog]
+    lets = {x.name: x.value for x in rule.lets}
+    exposed = [i for i in catalog.items.values() if _may_match(i, join, literal)]
+    tested = {f.field for f in join.where}
+    prefix = join.alias + "."
+    read = sorted({n[len(prefix) :].split(".")[0] for e, _ in exprs for n in e.names if n.startswith(prefix)})
+    for field in read:
+        lacking = [i.id for i in exposed if i.get(field) is None]
+        if field in ("id", "name") or field in tested or not lacking:
+            continue
+        declared = catalog.fields.get(field)
+        deciding = {k for k, _ in declared.required_when} | set(declared.required_with) if declared else set()
+        guards = {prefix + k for k in deciding}
+        name = prefix + field
+        for e, span in exprs:
+            if all(_reads(e, name)):
+                continue  # not read, or only compared and tested
+            reads = _names_read(e, lets, set())
+            if guards & reads or _null_safe(e, name):
+                continue
+            if any(_null_safe(lets[n], name) for n in {r.split(".")[0] for r in reads} if n in lets):
+                continue
+            shown = ", ".join(lacking[:3]) + (f" and {len(lacking) - 3} more" if len(lacking) > 3 else "")
+            out.add(
+                "error",
+                "absent-field",
+                rule,
+                span,
+                f"reads {join.catalog}.{field} ('{e.source[:60]}'), which {len(lacking)} of the items it can join "
+                f"lack ({shown}), and says nothing of its absence",
+                f"test it in the join ({field}: {{exists: true}}), compare it with null where it is read, or declare "
+                "in the catalog which items must give it (required, required_when, required_with)",
+            )
+            break
+
+
+def _null_safe(expr: Any, name: str) -> bool:
+    """The expression tests ``name`` for equality or truth (so it says what happens when it is missing)."""
+    return isinstance(expr, Expr) and any(_reads(expr, name))
+
+
 def _guidance_checks(out: _Findings) -> None:
     """rules/_guidance.yaml maps each piece of source guidance to rule ids; the ids must exist."""
     for root in out.rb.rule_dirs:
@@ -363,6 +516,7 @@ def lint(
         return _from_error(exc), None
     out = _Findings(rb)
     _rulebase_checks(out)
+    _absent_field_checks(out)
     try:
         load_cases(rb)
     except GpusizerError as exc:

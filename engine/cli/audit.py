@@ -60,8 +60,22 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "keygen":
         return _keygen(Path(args.keyfile))
     rec, seal = read(Path(args.record), key_from(args.key), require_signature=args.require_signature)
-    with recommender(args) as r:
-        report = verify(rec, r, args.record)
+    carried = (rec.get("inputs") or {}).get("overlays", [])
+    if carried and not (args.rules or args.knowledge):
+        # the overlays the decision was made with, as the record carries them: it checks anywhere
+        import tempfile
+
+        from ..explain.record import materialize_overlays
+
+        with tempfile.TemporaryDirectory(prefix="gpusizer-record-") as tmp:
+            rules, knowledge = materialize_overlays(rec, Path(tmp))
+            args.rules, args.knowledge = [str(p) for p in rules], [str(p) for p in knowledge]
+            with recommender(args) as r:
+                report = verify(rec, r, args.record)
+        report["overlays_from_record"] = True
+    else:
+        with recommender(args) as r:
+            report = verify(rec, r, args.record)
     report["signature"] = seal.as_dict()
     if args.format == "json":
         write_output(dump_json(report), None)
@@ -69,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
     name = rec["workload"]["name"]
     if report["same"]:
         lines = [f"same decision: {name} (recorded {rec['created']})"]
+    elif not report["changes"]:
+        lines = [f"same decision, changed inputs: {name} (recorded {rec['created']})"]
     else:
         lines = [f"changed decision: {name} (recorded {rec['created']})"]
         lines += [f"  {line}" for ch in report["changes"] for line in change_lines(ch)]
@@ -82,6 +98,15 @@ def run(args: argparse.Namespace) -> int:
         lines.append(
             f"  caused by: {', '.join(report['responsible']) or 'no rule that fired changed (a knowledge change)'}"
         )
+    for moved in report["inputs_changed"]:
+        what = "the workload file" if moved["key"] == "workload" else f"{moved['key']}'s document"
+        lines.append(
+            f"  input changed: {what} {moved['file']} is not the one recorded (sha256 now {moved['sha256_now'][:12]}, "
+            f"recorded {moved['sha256_then'][:12]}); the decision above was checked with the recorded copy: "
+            "recommend it again for the file as it is now"
+        )
+    if report.get("overlays_from_record"):
+        lines.append("overlays: the rule and knowledge files the record carries")
     if seal.status == "signed":
         lines.append(f"signature: valid (HMAC-SHA256, key {seal.key_id}): written by a holder of the key, unchanged")
     else:

@@ -3,23 +3,44 @@
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 from pathlib import Path
 
 from ..errors import InputError
+from ..load.limits import MAX_ENTRIES
 from ..load.loader import WORKLOAD_SCHEMA
 from . import shipped_dirs
 
+_HEAD = 4096  # bytes of a file read to tell a knowledge file from a rule file
+
+
+def _head(path: Path) -> str:
+    """The first bytes of a regular file (a pipe or a device is never waited on or read), as text."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return ""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return ""
+        return os.read(fd, _HEAD).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
+
 
 def _looks_like_knowledge(path: Path) -> bool:
-    """A folder of catalogs (or with the workload schema) rather than of rules."""
+    """A folder of catalogs, constants, import mappings or inference files (or with the workload
+    schema) rather than of rules. Only the start of each file is read.
+    """
     if (path / WORKLOAD_SCHEMA).is_file():
         return True
-    for f in path.glob("*.yaml"):
-        try:
-            head = f.read_text(encoding="utf-8", errors="replace")[:2000]
-        except OSError:
-            continue
-        if any(line.startswith(("catalog:", "constants:")) for line in head.splitlines()):
+    for f in sorted(path.glob("*.yaml"))[:MAX_ENTRIES]:
+        head = _head(f)
+        if any(line.startswith(("catalog:", "constants:", "import:", "infer:")) for line in head.splitlines()):
             return True
     return False
 

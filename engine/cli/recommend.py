@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ExitCode, GpusizerError
-from . import internal_error, make_dir, recommender, rulebase_args, write_atomic, write_output
+from . import internal_error, make_dir, open_output, recommender, rulebase_args, write_atomic
+from .output import is_stream
 
 EXT = {"text": "txt", "markdown": "md", "json": "json", "html": "html"}
 
@@ -58,7 +59,34 @@ def _report_names(files: list[str], ext: str) -> list[str]:
     return names
 
 
+def _write_report(path: Path, text: str) -> ExitCode:
+    """One report into the folder; one that cannot be written costs the others nothing."""
+    try:
+        write_atomic(path, text)
+    except GpusizerError as exc:
+        print(exc.render(), file=sys.stderr)
+        return ExitCode(exc.exit_code)
+    return ExitCode.OK
+
+
+def _summary(args: argparse.Namespace, rec: Any) -> ExitCode:
+    """The table of every workload's headline conclusions; one that cannot be written costs no report."""
+    from ..sweep.files import files_summary
+
+    try:
+        write_atomic(Path(args.summary), files_summary(rec, args.files))
+    except GpusizerError as exc:
+        print(exc.render(), file=sys.stderr)
+        return ExitCode(exc.exit_code)
+    return ExitCode.OK
+
+
 def run(args: argparse.Namespace) -> int:
+    """Each report is written as its workload finishes, so memory stays flat over any number of files.
+
+    The output is opened first, as the shell opens a redirection before the command runs: a place
+    that cannot be written costs no work.
+    """
     from ..report.render import render
 
     key = None
@@ -66,33 +94,55 @@ def run(args: argparse.Namespace) -> int:
         from ..explain.record import key_from
 
         key = key_from(args.key)
-    rec = recommender(args)
-    outputs: list[tuple[int, str]] = []
+    several = len(args.files) > 1
+    folder = Path(args.output) if args.output and several and not is_stream(args.output) else None
+    names = _report_names(args.files, EXT[args.format]) if folder else []
+    if folder is not None:
+        make_dir(folder)
+    sink = None if folder is not None else open_output(args.output)
+    array = sink is not None and args.format == "json" and several
     status = ExitCode.OK
-    with rec:
-        for i, name in enumerate(args.files):
-            try:
-                result = rec.recommend(name)
-                outputs.append((i, render(result, args.format, layout=args.layout, full=args.full)))
-            except GpusizerError as exc:
-                status = max(status, ExitCode(exc.exit_code))
-                print(exc.render(), file=sys.stderr)
-                continue
-            except Exception as exc:  # a bug must not cost the other workloads their reports
-                status = max(status, ExitCode.INTERNAL)
-                print(internal_error(exc, f"{name}: "), file=sys.stderr)
-                continue
-            if args.record:
-                status = max(status, _record(result, Path(args.record), key))
-        if args.summary:  # a summary that cannot be written costs no report
-            from ..sweep.files import files_summary
-
-            try:
-                write_atomic(Path(args.summary), files_summary(rec, args.files))
-            except GpusizerError as exc:
-                print(exc.render(), file=sys.stderr)
-                status = max(status, ExitCode(exc.exit_code))
-    return int(max(status, _deliver(args, outputs)))
+    written = 0
+    try:
+        rec = recommender(args)
+        if array and sink is not None:
+            sink.write("[\n")
+        with rec:
+            for i, name in enumerate(args.files):
+                try:
+                    result = rec.recommend(name)
+                    text = render(result, args.format, layout=args.layout, full=args.full)
+                except GpusizerError as exc:
+                    status = max(status, ExitCode(exc.exit_code))
+                    print(exc.render(), file=sys.stderr)
+                    continue
+                except Exception as exc:  # a bug must not cost the other workloads their reports
+                    status = max(status, ExitCode.INTERNAL)
+                    print(internal_error(exc, f"{name}: "), file=sys.stderr)
+                    continue
+                if args.record:
+                    status = max(status, _record(result, Path(args.record), key))
+                del result
+                if folder is not None:
+                    status = max(status, _write_report(folder / names[i], text))
+                    continue
+                assert sink is not None
+                if array:
+                    sink.write((",\n" if written else "") + text.rstrip("\n"))
+                else:
+                    sink.write(("\n" if written else "") + text)
+                written += 1
+            if args.summary:
+                status = max(status, _summary(args, rec))
+        if sink is not None:
+            if array:
+                sink.write("\n]\n")
+            sink.commit()
+    except BaseException:
+        if sink is not None:
+            sink.abort()
+        raise
+    return int(status)
 
 
 def _record(result: Any, folder: Path, key: Any) -> ExitCode:
@@ -106,26 +156,4 @@ def _record(result: Any, folder: Path, key: Any) -> ExitCode:
     except GpusizerError as exc:
         print(exc.render(), file=sys.stderr)
         return ExitCode(exc.exit_code)
-    return ExitCode.OK
-
-
-def _deliver(args: argparse.Namespace, outputs: list[tuple[int, str]]) -> ExitCode:
-    """Write the reports: one file each into a directory, or all to one file or standard output."""
-    if args.output and len(args.files) > 1:
-        out = Path(args.output)
-        make_dir(out)
-        names = _report_names(args.files, EXT[args.format])
-        status = ExitCode.OK
-        for i, text in outputs:
-            try:
-                write_atomic(out / names[i], text)
-            except GpusizerError as exc:  # the other reports are still written
-                print(exc.render(), file=sys.stderr)
-                status = ExitCode(exc.exit_code)
-        return status
-    if args.format == "json" and len(args.files) > 1:
-        text = "[\n" + ",\n".join(t.rstrip("\n") for _, t in outputs) + "\n]\n"
-    else:
-        text = "\n".join(t for _, t in outputs)
-    write_output(text, args.output)
     return ExitCode.OK

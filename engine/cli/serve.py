@@ -49,6 +49,27 @@ def add_parser(sub: Any, name: str) -> None:
         help="let pages from ORIGIN call the API (repeatable; default: none)",
     )
     s.add_argument(
+        "--sweep-jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="sweep jobs (POST /api/v1/sweep) that run at once; more wait (default 1)",
+    )
+    s.add_argument(
+        "--sweep-workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="processes of one sweep job, beside the request workers (default 1)",
+    )
+    s.add_argument(
+        "--sweep-max-cases",
+        type=int,
+        default=10_000,
+        metavar="N",
+        help="the most cases one sweep job may have (default 10,000; more get 413)",
+    )
+    s.add_argument(
         "--key",
         metavar="FILE",
         help="sign the decision records the page offers (default: $GPUSIZER_RECORD_KEY_FILE; unsigned without one)",
@@ -91,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
         return ExitCode.UNAVAILABLE
     from ..serve.app import Options, create_app, is_loopback
     from ..serve.pool import Pool, Settings, StartFailed, default_size
+    from ..serve.sweeps import Limits
 
     token = read_token(args.token_file) if args.token_file else None
     if not is_loopback(args.host) and token is None:
@@ -98,7 +120,14 @@ def run(args: argparse.Namespace) -> int:
             f"--host {args.host} would let other machines use this server, and it has no token",
             help="give --token-file F (make one with 'gpusizer audit keygen F'), or keep the default --host 127.0.0.1",
         )
-    for flag, value, low in (("--port", args.port, 0), ("--workers", args.workers or 1, 1), ("--queue", args.queue, 0)):
+    for flag, value, low in (
+        ("--port", args.port, 0),
+        ("--workers", args.workers or 1, 1),
+        ("--queue", args.queue, 0),
+        ("--sweep-jobs", args.sweep_jobs, 1),
+        ("--sweep-workers", args.sweep_workers, 1),
+        ("--sweep-max-cases", args.sweep_max_cases, 1),
+    ):
         if value < low or (flag == "--port" and value > 65535):
             raise InputError(f"{flag} {value} is out of range", help=f"give {flag} a whole number of at least {low}")
     if not args.timeout > 0 or not args.max_request_mb > 0:
@@ -118,7 +147,13 @@ def run(args: argparse.Namespace) -> int:
         print(exc.message, file=sys.stderr)
         return exc.exit_code
     options = Options(
-        token=token, max_body=int(args.max_request_mb * (1 << 20)), timeout=args.timeout, cors=args.cors_origin or []
+        token=token,
+        max_body=int(args.max_request_mb * (1 << 20)),
+        timeout=args.timeout,
+        cors=args.cors_origin or [],
+        sweeps=Limits(
+            running=args.sweep_jobs, workers=args.sweep_workers, max_cases=args.sweep_max_cases, timeout=args.timeout
+        ),
     )
     app = create_app(pool, options)
     config = uvicorn.Config(
@@ -141,5 +176,6 @@ def run(args: argparse.Namespace) -> int:
     try:
         server.run()
     finally:
+        app.state.jobs.close()  # (uvicorn's shutdown has done it, unless it did not get that far)
         pool.close()
     return ExitCode.OK

@@ -42,11 +42,12 @@ def add_parser(sub: Any, name: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..sweep import spec as S
-    from ..sweep.execute import cpu_count, execute
+    from ..sweep.execute import cpu_count
     from ..sweep.progress import Progress
     from ..sweep.resume import jsonl, previous_rows
+    from ..sweep.run import prepare, run_cases, tables, totals
     from ..sweep.table import check_fields, table_config
-    from ..sweep.worker import Config, Task
+    from ..sweep.worker import Config
 
     if args.workers is not None and args.workers < 0:
         raise InputError(f"--workers {args.workers}: give 0 or more", help="0 runs the cases in this process")
@@ -58,9 +59,8 @@ def run(args: argparse.Namespace) -> int:
         rb = rec.rulebase
         config = table_config()
         check_fields(config, rb.attributes)
-        spec = S.load_spec(args.spec, rec)
-        fields = config.fields(spec.columns)
-        cases = S.cases(spec, rb.sha256, fields)
+        sweep = prepare(S.load_spec(args.spec, rec), rb.sha256, config)
+    cases = sweep.cases
     out = Path(args.output)
     make_dir(out)
     results = out / "results.jsonl"
@@ -68,15 +68,13 @@ def run(args: argparse.Namespace) -> int:
     resumed = len(rows)
     write_atomic(results, "".join(jsonl(rows[c.id]) for c in cases if c.id in rows))
     todo = [c for c in cases if c.id not in rows]
-    by_id = {c.id: c for c in cases}
     workers = cpu_count() if args.workers is None else args.workers
     worker_config = Config(
         rules=tuple(os.path.abspath(p) for p in args.rules or ()),
         knowledge=tuple(os.path.abspath(p) for p in args.knowledge or ()),
         rulebase_sha=rb.sha256,
-        fields=fields,
+        fields=sweep.fields,
     )
-    tasks = (Task(c.id, c.key, _text(spec.workload(c)), spec.case_display(c)) for c in todo)
     progress = Progress(len(todo))
     start = time.monotonic()
     try:
@@ -84,58 +82,32 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise OutputError(f"cannot write {results}: {exc.strerror or exc}", file=str(results)) from None
     with stream:
-        for row in execute(
+        for row in run_cases(
+            sweep,
             worker_config,
-            tasks,
-            total=len(todo),
+            todo,
+            stream,
             workers=workers,
             backend=args.backend,
             scheduler=args.scheduler,
             timeout=args.timeout,
         ):
-            row["vary"] = dict(by_id[row["case"]].vary)
             rows[row["case"]] = row
-            stream.write(jsonl(row))
-            stream.flush()
             progress.update(1, failed=row["status"] != "ok")
         os.fsync(stream.fileno())
     progress.close()
-    seconds = time.monotonic() - start
     ran = len(todo)
+    total = totals(ran, start, workers, args.backend)
     failed = sum(1 for r in rows.values() if r["status"] != "ok")
-    totals = {
-        "seconds": seconds,
-        "rate": ran / seconds if seconds > 0 else 0.0,
-        "workers": workers,
-        "backend": args.backend,
-    }
     ordered = [rows[c.id] for c in cases]
-    _write_tables(out, config, spec, ordered, totals)
+    for name, text in tables(config, sweep, ordered, total).items():
+        write_atomic(out / name, text)
     print(
-        f"sweep: {len(cases)} case(s), {failed} failed, {resumed} reused; ran {ran} in {seconds:.1f} s, "
-        f"{totals['rate']:.1f} cases/s on {workers} worker(s) ({args.backend}); {out / 'summary.csv'}",
+        f"sweep: {len(cases)} case(s), {failed} failed, {resumed} reused; ran {ran} in {total['seconds']:.1f} s, "
+        f"{total['rate']:.1f} cases/s on {workers} worker(s) ({args.backend}); {out / 'summary.csv'}",
         file=sys.stderr,
     )
     status = ExitCode.OK
     for r in ordered:
         status = max(status, FAILED_EXIT.get(r["status"], ExitCode.OK))
     return int(status)
-
-
-def _text(workload: dict[str, Any]) -> str:
-    import yaml
-
-    return str(yaml.safe_dump(workload, sort_keys=False, allow_unicode=True))
-
-
-def _write_tables(out: Path, config: Any, spec: Any, rows: list[dict[str, Any]], totals: dict[str, Any]) -> None:
-    from ..sweep.table import pareto_csv, summary_csv, summary_html
-
-    columns = (*config.columns, *(c for c in spec.columns if c not in config.columns))
-    labels = spec.label_keys
-    write_atomic(out / "summary.csv", summary_csv(rows, labels, columns))
-    write_atomic(out / "pareto.csv", pareto_csv(config, rows, labels, columns))
-    write_atomic(
-        out / "summary.html",
-        summary_html(config, rows, labels, columns, title=spec.name, description=spec.description, totals=totals),
-    )

@@ -10,6 +10,7 @@ import yaml
 
 from ..errors import ExitCode, GpusizerError, InputError
 from ..format import quantity
+from ..report.render import WIDTH as TEXT_WIDTH
 from . import dump_json, recommender, rulebase_args, write_output
 
 
@@ -34,16 +35,36 @@ def run(args: argparse.Namespace) -> int:
     with recommender(args) as rec:
         for name in args.show or []:
             rec.rulebase.attribute(name, "--show: ")
+        if args.max:
+            _whole_number_key(rec.rulebase, args.max)
+        if args.while_:
+            from ..explain import whatif as W
+
+            for name in sorted(W.condition_names(args.while_)):
+                rec.rulebase.attribute(name, "--while: ")
         return _run(args, rec)
+
+
+def _whole_number_key(rb: Any, key: str) -> None:
+    """--max searches over whole numbers: KEY must be a workload key that takes one."""
+    path = tuple(key.split("."))
+    node = rb.inputs.leaves.get(path)
+    if node is None or (node.get("type") != "integer" and "integer" not in (node.get("type") or [])):
+        from ..errors import hint
+
+        keys = [".".join(p) for p, n in rb.inputs.leaves.items() if n.get("type") == "integer"]
+        what = "not a key of the workload" if node is None else "a key that takes no whole number"
+        raise InputError(
+            f"--max {key}: {what}",
+            help=f"{hint(key, keys)}--max searches over a whole-number key: {', '.join(sorted(keys)[:12])}, ...",
+        )
 
 
 def _run(args: argparse.Namespace, rec: Any) -> int:
     from ..explain import whatif as W
-    from ..load.yamlsrc import load
 
-    doc = load(args.file)
-    base = rec.load(args.file)  # validates the original
-    data = copy.deepcopy(doc.data)
+    base = rec.load(args.file)  # read once, under a workload's bounds, and validated
+    data = copy.deepcopy(dict(base.data))
     for s in args.set or []:
         key, value = W.parse_assign(s, "--set")
         W.set_field(data, key, value)
@@ -100,9 +121,20 @@ def _sweep(args: argparse.Namespace, rec: Any, data: dict[str, Any], label: str,
         write_output(dump_json([dict(zip(header, r, strict=True)) for r in rows]), None)
         return ExitCode.OK
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
+    heads = [[h] for h in header]
+    if sum(widths) + 2 * (len(widths) - 1) > TEXT_WIDTH:
+        # too wide for a terminal: a name wider than its values folds after its last dot (area. / name_of_it)
+        values = [max((len(str(r[n])) for r in rows), default=0) for n in range(len(header))]
+        heads = [
+            [h[: h.rfind(".") + 1], h[h.rfind(".") + 1 :]] if "." in h and len(h) > values[n] else [h]
+            for n, h in enumerate(header)
+        ]
+        widths = [max([len(p) for p in head] + [values[n]]) for n, head in enumerate(heads)]
+    depth = max(len(h) for h in heads)
+    head_rows = [[h[k] if k < len(h) else "" for h in heads] for k in range(depth)]
     out = [
         "  ".join(str(x).ljust(w) for x, w in zip(row, widths, strict=True)).rstrip()
-        for row in [header, ["-" * w for w in widths], *rows]
+        for row in [*head_rows, ["-" * w for w in widths], *rows]
     ]
     write_output("\n".join(out) + "\n", None)
     return ExitCode.OK

@@ -1,8 +1,11 @@
 """Decision records: what was decided, from what, by which rules; signed, and verified later.
 
-A record holds the workload as given (its text, never a path), the defaults applied, the
-version, the rulebase's hash and every rule's own hash, every firing and conclusion, and a
-timestamp (SOURCE_DATE_EPOCH fixes it, for reproducible records).
+A record holds the workload as given (its text, never a path), every other input the decision
+read (the documents its keys imported, such as a file a key names, and the files of every
+rule or knowledge directory laid over the shipped ones: each by its sha256 and its whole text),
+the defaults applied, the version, the rulebase's hash and every rule's own hash, every firing
+and conclusion, and a timestamp (SOURCE_DATE_EPOCH fixes it, for reproducible records). A record
+is therefore checked anywhere: the files it names need not be where they were.
 
 What a record can promise, and what it cannot:
 
@@ -38,7 +41,7 @@ from ..load.yamlsrc import Doc, decode, parse, parse_json, read_bytes
 from .diff import compare, responsible, rule_changes
 from .result import Result
 
-FORMAT = 2  # 1: unsigned records of gpusizer before signatures (still read, as unsigned)
+FORMAT = 3  # 1: unsigned, before signatures; 2: without the inputs beside the workload (both still read)
 ALGORITHM = "hmac-sha256"
 KEY_ENV = "GPUSIZER_RECORD_KEY_FILE"
 MIN_KEY_BYTES = 32
@@ -125,6 +128,7 @@ def new_key_text() -> str:
 def build(result: Result, key: Key | None = None) -> dict[str, Any]:
     """The decision record of one recommendation, signed when a key is given."""
     from .. import __version__
+    from ..load.loader import overlay_files
 
     rb, w = result.rulebase, result.workload
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
@@ -134,6 +138,10 @@ def build(result: Result, key: Key | None = None) -> dict[str, Any]:
         "gpusizer": __version__,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", stamp),
         "workload": {"name": w.name, "file": w.file, "sha256": w.sha256, "text": w.text},
+        "inputs": {
+            "documents": [dict(d) for d in w.documents],
+            "overlays": overlay_files(rb.rule_dirs, rb.knowledge_dirs, rb.files),
+        },
         "defaults": {
             a: {"value": plain(iv.value), "origin": iv.origin, "detail": iv.detail}
             for a, iv in result.outcome.inputs.items()
@@ -212,6 +220,7 @@ def read(path: Path, key: Key | None = None, *, require_signature: bool = False)
             file=name,
             help="a record cannot be edited; write a new one with 'gpusizer recommend --record'",
         )
+    _inputs_intact(rec, name)
     seal = _check_signature(rec, canonical, key, name)
     if seal.status == "unsigned" and require_signature:
         raise Tampered(
@@ -243,6 +252,62 @@ def _shape(rec: Any, text: str, name: str) -> None:
             )
         ]
     )
+
+
+def _inputs_intact(rec: dict[str, Any], name: str) -> None:
+    """Every recorded document and overlay file matches its sha256, and names a plain relative path."""
+    inputs = rec.get("inputs") or {}
+    for d in inputs.get("documents", []):
+        if hashlib.sha256(d["text"].encode("utf-8")).hexdigest() != d["sha256"]:
+            raise Tampered(
+                f"the recorded {d['key']} document ({d['file']}) does not match its sha256: it was changed "
+                "after the record was written",
+                file=name,
+                help="the record was altered; compare it with a fresh 'gpusizer recommend --record'",
+            )
+    for o in inputs.get("overlays", []):
+        if not _plain_name(o["name"]):
+            raise Tampered(
+                f"the recorded overlay name {o['name']!r} is not a folder name",
+                file=name,
+                help="the record was altered or forged; do not trust it",
+            )
+        for f in o["files"]:
+            parts = f["path"].split("/")
+            if not all(_plain_name(p) for p in parts):
+                raise Tampered(
+                    f"the recorded overlay file {f['path']!r} is not a plain relative path",
+                    file=name,
+                    help="the record was altered or forged; do not trust it",
+                )
+            if hashlib.sha256(f["text"].encode("utf-8")).hexdigest() != f["sha256"]:
+                raise Tampered(
+                    f"the recorded overlay file {o['name']}/{f['path']} does not match its sha256: it was changed "
+                    "after the record was written",
+                    file=name,
+                    help="the record was altered; compare it with a fresh 'gpusizer recommend --record'",
+                )
+
+
+def _plain_name(part: str) -> bool:
+    return bool(part) and part not in (".", "..") and "/" not in part and "\\" not in part and "\0" not in part
+
+
+def materialize_overlays(rec: dict[str, Any], folder: Path) -> tuple[list[Path], list[Path]]:
+    """The overlay directories a record carries, written under ``folder`` as they were (each in a
+    folder of its own, under its own name, so that the rulebase's hash comes out the same).
+    """
+    rules: list[Path] = []
+    knowledge: list[Path] = []
+    for i, o in enumerate((rec.get("inputs") or {}).get("overlays", [])):
+        root = folder / str(i) / o["name"]
+        root.mkdir(parents=True)
+        for f in o["files"]:
+            path = root.joinpath(*f["path"].split("/"))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(f["text"].encode("utf-8"))
+        (rules if o["kind"] == "rules" else knowledge).append(root)
+    return rules, knowledge
 
 
 def _check_signature(rec: dict[str, Any], canonical: bytes, key: Key | None, name: str) -> Seal:
@@ -298,7 +363,8 @@ def verify(rec: dict[str, Any], recommender: Any, name: str = "<record>") -> dic
     """
     from .. import __version__
 
-    result = recommender.recommend_text(rec["workload"]["text"], f"{name} (recorded workload)")
+    documents = {d["key"]: d for d in (rec.get("inputs") or {}).get("documents", [])}
+    result = recommender.recommend_text(rec["workload"]["text"], f"{name} (recorded workload)", documents)
     now = build(result)
     same_rulebase = rec["rulebase"]["sha256"] == now["rulebase"]["sha256"]
     if (
@@ -323,9 +389,11 @@ def verify(rec: dict[str, Any], recommender: Any, name: str = "<record>") -> dic
     rules = rule_changes(old_r, new_r)
     fired = {f["rule"] for f in rec["firings"]} | {f["rule"] for f in now["firings"]}
     changed_rules = rules["rules_added"] + rules["rules_removed"] + rules["rules_edited"]
+    moved = changed_inputs(rec)
     return {
-        "same": not changes,
+        "same": not changes and not moved,
         "changes": [c.as_dict() for c in changes],
+        "inputs_changed": moved,
         **rules,
         "responsible": responsible(changed_rules, fired),
         "rulebase_then": rec["rulebase"]["sha256"],
@@ -336,6 +404,29 @@ def verify(rec: dict[str, Any], recommender: Any, name: str = "<record>") -> dic
     }
 
 
+def changed_inputs(rec: dict[str, Any]) -> list[dict[str, str]]:
+    """The recorded inputs whose file is still where it was read and now holds other bytes: the
+    workload file and each imported document. A file that is gone (or moved, or on another
+    machine) is no change: the record carries it.
+    """
+    out = []
+    w = rec["workload"]
+    found = [("workload", w["file"], w["sha256"])] + [
+        (d["key"], d["file"], d["sha256"]) for d in (rec.get("inputs") or {}).get("documents", [])
+    ]
+    for key, file, sha in found:
+        if not file or file.startswith("<"):
+            continue
+        try:
+            raw = read_bytes(file, file, "document")
+        except InputError:
+            continue
+        now = hashlib.sha256(raw).hexdigest()
+        if now != sha:
+            out.append({"key": key, "file": file, "sha256_then": sha, "sha256_now": now})
+    return out
+
+
 __all__ = [
     "ALGORITHM",
     "FORMAT",
@@ -344,9 +435,11 @@ __all__ = [
     "Seal",
     "Tampered",
     "build",
+    "changed_inputs",
     "dumps",
     "file_name",
     "key_from",
+    "materialize_overlays",
     "new_key_text",
     "plain",
     "read",

@@ -53,6 +53,14 @@ def recommend_variant(rec: Any, data: dict[str, Any], label: str) -> Result:
     return rec.recommend(load_variant(rec, data, label))  # type: ignore[no-any-return]
 
 
+def condition_names(expr_text: str) -> frozenset[str]:
+    """The attributes a --while condition reads (an input error if it does not parse)."""
+    try:
+        return frozenset(X.parse(expr_text).names)
+    except X.ExprError as exc:
+        raise InputError(f"--while: {exc.message}", help=exc.help or "e.g. --while 'ram.system_gb <= 256'") from None
+
+
 def condition(expr_text: str) -> Callable[[Result], bool]:
     """--while CONDITION: an expression over conclusions, true or false for a result."""
     try:
@@ -86,8 +94,11 @@ def largest(
             return False, None
         return holds(r), r
 
-    good, first = ok(1)
-    if not good:
+    # the first value is checked as a file would be: a workload that is invalid at 1 is an input error
+    d1 = copy.deepcopy(data)
+    set_field(d1, field, 1)
+    first = recommend_variant(rec, d1, label)
+    if not holds(first):
         return None, first, None
     lo, hi = 1, 2
     while hi <= limit:

@@ -9,6 +9,7 @@ candidate with it lost on the selection key; a rule excluded it; a rule's condit
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..errors import InputError
@@ -22,8 +23,14 @@ from ..run.combine import rank_key
 from .result import Result
 
 
+class NotFinite(InputError):
+    """A query's value is NaN or an infinity: no value a conclusion can take."""
+
+
 def parse_query(rb: Rulebase, query: str) -> tuple[str, Any]:
-    """ATTRIBUTE=VALUE from the command line, the value typed as the attribute is."""
+    """ATTRIBUTE=VALUE from the command line, the value typed as the attribute is (a finite number
+    for a numeric attribute: NaN and infinities are refused, as the workload refuses them).
+    """
     if "=" not in query:
         raise InputError(f"'{query}' is not ATTRIBUTE=VALUE", help="e.g. ram.system_gb=64")
     name, raw = query.split("=", 1)
@@ -34,6 +41,11 @@ def parse_query(rb: Rulebase, query: str) -> tuple[str, Any]:
     if attr.type in ("number", "integer", "scalar"):
         try:
             number = float(raw)
+            if not math.isfinite(number):
+                raise NotFinite(
+                    f"'{raw}' is not a finite number, so it is no value {name} can take",
+                    help=f"give a finite number, e.g. {name}=64",
+                )
             value = int(number) if number.is_integer() else number
         except ValueError:
             if attr.type != "scalar":

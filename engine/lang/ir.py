@@ -367,6 +367,21 @@ class CatalogField:
     minimum: float | None = None
     maximum: float | None = None
     exclusive_minimum: float | None = None
+    # required on the items whose other fields hold one of these values (every field named must match) ...
+    required_when: tuple[tuple[str, tuple[Scalar, ...]], ...] = ()
+    # ... and on the items that give any of these fields (a price's currency, date and source go with the price)
+    required_with: tuple[str, ...] = ()
+
+    def required_on(self, values: Mapping[str, object]) -> str | None:
+        """Why an item with these field values must give this field, or None when it need not."""
+        if self.required:
+            return "the field is required"
+        if self.required_when and all(values.get(f) in allowed for f, allowed in self.required_when):
+            return "its " + " and ".join(f"{f} is {_written(values.get(f))}" for f, _ in self.required_when)
+        given = [f for f in self.required_with if values.get(f) is not None]
+        if given:
+            return f"it gives {' and '.join(given)}"
+        return None
 
     def out_of_bounds(self, value: object) -> str | None:
         """Why a number is outside the declared bounds, or None."""
@@ -379,6 +394,11 @@ class CatalogField:
         if self.maximum is not None and value > self.maximum:
             return f"must be at most {_bound(self.maximum)}"
         return None
+
+
+def _written(v: object) -> str:
+    """A field's value as YAML writes it (true, false)."""
+    return str(v).lower() if isinstance(v, bool) else str(v)
 
 
 def _bound(x: float) -> str:

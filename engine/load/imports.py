@@ -2,8 +2,9 @@
 
 An **import mapping** (a knowledge file with ``import: NAME``) turns a JSON document into workload
 keys. The workload schema says which object may name such a document (``x-import``): by a path
-relative to the workload file, or by a name found in a local cache (``locate``: a folder pattern
-with ``{env.VAR}`` and ``{home}`` placeholders, never the network). The document's ``select`` field
+relative to the workload file, or by a name found in a local cache (``locate``: the name's form as
+a template of name segments, and folder templates with ``{env.VAR}`` and ``{home}`` placeholders;
+never the network). The document's ``select`` field
 picks one entry; the entry fills the fields the document leaves out (``defaults``), computes named
 values (``let``) and gives each workload key a literal (``fixed``) or an expression over the
 document's fields (``set``). A key whose expression reads a missing or null field stays unset.
@@ -20,6 +21,8 @@ files. Expressions are the rule language's (``expr``).
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import math
 import os
 import re
@@ -32,14 +35,93 @@ from typing import Any
 from ..errors import InputError, hint
 from ..lang import expr as X
 from ..lang.ir import Source, Span, Value
+from .limits import MAX_ENTRIES
 from .rules import sources_of
-from .schema import check, engine_schema
+from .schema import check, engine_schema, valid, validator_for
 from .yamlsrc import Doc, decode, parse_json, read_bytes
 
 MISSING = object()
 
 # a snapshot folder name as the cache layout writes it (a commit hash); nothing that leaves the folder
 _REVISION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+# -- name templates (locate.pattern) ----------------------------------------------------------------
+#
+# A name's form is a template, not a regular expression: text with {placeholders}, each standing
+# for one name segment. Matching is one pass over the name (no backtracking), so no pattern and no
+# name can make it slow.
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+SEGMENT_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+_SEGMENT_FIRST = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+MAX_NAME = 1024  # characters of a name matched against a template; a repository id has at most 96 a part
+
+
+def template_parts(pattern: str) -> list[tuple[str, str]]:
+    """A name template as ('text', literal) and ('name', placeholder) parts."""
+    parts: list[tuple[str, str]] = []
+    at = 0
+    for m in _PLACEHOLDER.finditer(pattern):
+        if m.start() > at:
+            parts.append(("text", pattern[at : m.start()]))
+        parts.append(("name", m.group(1)))
+        at = m.end()
+    if at < len(pattern):
+        parts.append(("text", pattern[at:]))
+    return parts
+
+
+def template_problem(pattern: str) -> str | None:
+    """What makes a name template ambiguous or unreadable, or None."""
+    parts = template_parts(pattern)
+    text = "".join(v for k, v in parts if k == "text")
+    if any(ch in text for ch in "()[]{}*+?|^$\\"):
+        return (
+            "it holds characters of a regular expression; a pattern is a template of name segments, "
+            "such as '{org}/{name}', not a regular expression"
+        )
+    names = [v for k, v in parts if k == "name"]
+    if not names:
+        return "it has no {placeholder}: write the name's form as text with {placeholders}, such as '{org}/{name}'"
+    if len(set(names)) != len(names):
+        return "a placeholder appears twice"
+    if any(n in ("home", "revision") for n in names):
+        return "{home} and {revision} are filled by gpusizer, not from the name"
+    for (k1, v1), (k2, v2) in itertools.pairwise(parts):
+        if k1 == "name" and k2 == "name":
+            return f"{{{v1}}} and {{{v2}}} touch: put text between them that a name segment cannot hold, such as '/'"
+        if k1 == "name" and k2 == "text" and v2[0] in SEGMENT_CHARS:
+            return (
+                f"the text after {{{v1}}} starts with '{v2[0]}', which a name segment can hold: the split would be "
+                "ambiguous; start it with another character, such as '/'"
+            )
+    return None
+
+
+def match_template(pattern: str, name: str) -> dict[str, str] | None:
+    """The placeholders' values if ``name`` has the template's form, else None; one pass, no backtracking.
+
+    A placeholder takes a run of letters, digits, '.', '_' and '-' starting with a letter or a digit;
+    the text after it starts with a character no segment holds, so the run ends exactly there.
+    """
+    if len(name) > MAX_NAME:
+        return None
+    values: dict[str, str] = {}
+    pos = 0
+    for kind, value in template_parts(pattern):
+        if kind == "text":
+            if not name.startswith(value, pos):
+                return None
+            pos += len(value)
+            continue
+        end = pos
+        while end < len(name) and name[end] in SEGMENT_CHARS:
+            end += 1
+        if end == pos or name[pos] not in _SEGMENT_FIRST:
+            return None
+        values[value] = name[pos:end]
+        pos = end
+    return values if pos == len(name) else None
 
 
 class ImportFailure(Exception):
@@ -87,6 +169,23 @@ class Setter:
 
 
 @dataclass(frozen=True)
+class Check:
+    """A refusal: the document (or the workload) is refused, naming ``key``, when the value at ``key``
+    does not fit ``schema`` or when ``when`` holds or cannot be computed.
+    """
+
+    id: str
+    key: str
+    help: str
+    span: Span
+    schema: Mapping[str, Any] | None = None
+    when: X.Expr | None = None
+    message: X.Template | None = None
+    unless_given: str | None = None
+    keys: tuple[str, ...] = ()  # an inference check: the inputs it reads, the first given is blamed
+
+
+@dataclass(frozen=True)
 class Entry:
     """One kind of document: the entry its selecting field names."""
 
@@ -96,9 +195,11 @@ class Entry:
     span: Span
     sources: tuple[Source, ...] = ()
     within: str | None = None
+    outer: tuple[str, ...] = ()
     defaults: tuple[Named, ...] = ()
     lets: tuple[Named, ...] = ()
     setters: tuple[Setter, ...] = ()
+    checks: tuple[Check, ...] = ()
     note: str | None = None
 
 
@@ -177,12 +278,13 @@ class Requirement:
 
 @dataclass(frozen=True)
 class Inference:
-    """An inference file: its steps, in order, and its requirements."""
+    """An inference file: its steps, in order, its requirements and its checks."""
 
     name: str
     file: str
     steps: tuple[Step, ...]
     requirements: tuple[Requirement, ...] = ()
+    checks: tuple[Check, ...] = ()
 
 
 @dataclass
@@ -300,6 +402,11 @@ def _entry(doc: Doc, i: int, raw: dict[str, Any], known: Mapping[str, Entry], er
         t = _template(doc, (*at, "explain"), explain, errors) if explain is not None else None
         if exprs is not None:
             setters[key] = Setter(key, doc.span(at, key=True), exprs=exprs, explain=t)
+    checks: dict[str, Check] = {c.id: c for c in base.checks} if base else {}
+    for j, raw_check in enumerate(raw.get("checks", [])):
+        c = _check(doc, (*path, "checks", j), raw_check, errors)
+        if c is not None:
+            checks[c.id] = c
     if len(errors) > mark:
         return None
     ordered = []
@@ -325,10 +432,37 @@ def _entry(doc: Doc, i: int, raw: dict[str, Any], known: Mapping[str, Entry], er
         span=doc.span(path),
         sources=sources_of(raw["source"]),
         within=raw.get("within", base.within if base else None),
+        outer=tuple(raw.get("outer", base.outer if base else ())),
         defaults=ordered[0],
         lets=ordered[1],
         setters=tuple(setters.values()),
+        checks=tuple(checks.values()),
         note=raw.get("note"),
+    )
+
+
+def _check(doc: Doc, path: tuple[str | int, ...], raw: Mapping[str, Any], errors: list[InputError]) -> Check | None:
+    """A check of an import entry or an inference file, its expression and template parsed."""
+    when = _parse(doc, (*path, "when"), raw["when"], errors) if "when" in raw else None
+    message = _template(doc, (*path, "message"), raw["message"], errors) if "message" in raw else None
+    if ("when" in raw and when is None) or ("message" in raw and message is None):
+        return None
+    if when is None and "schema" not in raw:
+        errors.append(doc.error(path, f"check '{raw['id']}' has neither 'when' nor 'schema'", "give one of them"))
+        return None
+    if when is not None and message is None:
+        errors.append(doc.error(path, f"check '{raw['id']}' has a 'when' and no 'message'", "say what is wrong"))
+        return None
+    return Check(
+        id=raw["id"],
+        key=raw.get("key") or (raw.get("keys") or [""])[0],
+        help=raw["help"],
+        span=doc.span(path),
+        schema=raw.get("schema"),
+        when=when,
+        message=message,
+        unless_given=raw.get("unless_given"),
+        keys=tuple(raw.get("keys", ())),
     )
 
 
@@ -370,10 +504,7 @@ def load_import(doc: Doc, errors: list[InputError], earlier: ImportMapping | Non
     locate = earlier.locate if earlier else None
     if "locate" in data:
         loc = data["locate"]
-        try:
-            re.compile(loc["pattern"])
-        except re.error as exc:
-            errors.append(doc.error(("locate", "pattern"), f"invalid regular expression: {exc}", "fix the pattern"))
+        errors.extend(_locate_problems(doc, loc))
         locate = Locate(
             pattern=loc["pattern"],
             roots=tuple(loc["roots"]),
@@ -393,6 +524,58 @@ def load_import(doc: Doc, errors: list[InputError], earlier: ImportMapping | Non
         help=data.get("help", earlier.help if earlier else ""),
         locate=locate,
     )
+
+
+def _locate_problems(doc: Doc, loc: Mapping[str, Any]) -> list[InputError]:
+    """What in a locate section cannot work: an ambiguous name template, a placeholder nothing
+    fills, a path that leaves the cache folder. Found when the knowledge is loaded (so ``validate``
+    finds them), never when a workload first names a model.
+    """
+    out: list[InputError] = []
+    why = template_problem(loc["pattern"])
+    if why:
+        out.append(doc.error(("locate", "pattern"), f"locate.pattern {loc['pattern']!r}: {why}", "e.g. '{org}/{name}'"))
+        return out
+    captured = {v for k, v in template_parts(loc["pattern"]) if k == "name"}
+    allowed = {
+        "roots": captured | {"home"},
+        "revision": captured,
+        "revisions": captured,
+        "file": captured | {"revision"},
+    }
+    for key, names in allowed.items():
+        values = loc.get(key)
+        if values is None:
+            continue
+        for i, text in enumerate(values if isinstance(values, list) else [values]):
+            where: tuple[str | int, ...] = ("locate", key, i) if isinstance(values, list) else ("locate", key)
+            for m in _PLACEHOLDER_ANY.finditer(text):
+                ph = m.group(1)
+                if ph in names or (key == "roots" and ph.startswith("env.")):
+                    continue
+                out.append(
+                    doc.error(
+                        where,
+                        f"locate.{key}: {{{ph}}} is filled by nothing",
+                        f"use the pattern's placeholders ({', '.join(sorted(names))})"
+                        + (", {env.VAR} or {home}" if key == "roots" else ""),
+                    )
+                )
+            if key == "roots":
+                continue
+            segments = text.replace("\\", "/").split("/")
+            if text.startswith(("/", "~")) or ".." in segments or "" in segments or "." in segments:
+                out.append(
+                    doc.error(
+                        where,
+                        f"locate.{key} {text!r} is not a plain path inside the cache folder",
+                        "write a relative path of folder names and placeholders, without '..', '.', '~' or '//'",
+                    )
+                )
+    return out
+
+
+_PLACEHOLDER_ANY = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.]*)\}")
 
 
 def load_inference(doc: Doc, errors: list[InputError], earlier: Inference | None = None) -> Inference | None:
@@ -438,6 +621,11 @@ def load_inference(doc: Doc, errors: list[InputError], earlier: Inference | None
             waiver=raw.get("waiver"),
             at=raw.get("at"),
         )
+    checks: dict[str, Check] = {c.id: c for c in earlier.checks} if earlier else {}
+    for i, raw in enumerate(data.get("checks", [])):
+        c = _check(doc, ("checks", i), raw, errors)
+        if c is not None:
+            checks[c.id] = c
     if len(errors) > mark:
         return None
     return Inference(
@@ -445,6 +633,7 @@ def load_inference(doc: Doc, errors: list[InputError], earlier: Inference | None
         file=earlier.file if earlier else doc.file,
         steps=tuple(steps.values()),
         requirements=tuple(reqs.values()),
+        checks=tuple(checks.values()),
     )
 
 
@@ -452,10 +641,14 @@ def load_inference(doc: Doc, errors: list[InputError], earlier: Inference | None
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """A document's fields by dotted name (nested objects both whole and field by field)."""
+    """A document's fields by dotted name (nested objects both whole and field by field).
+
+    A key that itself holds a dot is no field: ``"a.b": 1`` at the top is not ``a``'s ``b``
+    (transformers sets it as an attribute of that odd name, which nothing reads).
+    """
     out: dict[str, Any] = {}
     for k, v in data.items():
-        if not isinstance(k, str):
+        if not isinstance(k, str) or "." in k:
             continue
         name = f"{prefix}{k}"
         out[name] = v
@@ -506,16 +699,31 @@ def _number_text(value: Any) -> str:
 
 
 def read_json(path: Path, shown: str) -> dict[str, Any]:
-    """A JSON object from a file, or an ImportFailure at the file (and line, for a syntax error).
+    """A JSON object from a file, or an ImportFailure at the file (and line, for a syntax error)."""
+    return read_document(path, shown)[0]
 
-    The file is read as every other input is: a regular file only, within the size limit of a rule
-    or knowledge file, as UTF-8, and parsed strictly (no duplicate keys, finite numbers, bounded
-    depth, node count and text length).
+
+def read_document(path: Path, shown: str) -> tuple[dict[str, Any], str]:
+    """A JSON object from a file and the text it was parsed from; ImportFailure at the file (and line).
+
+    The file is read as every other input is: a regular file only, within the bounds of a document
+    (``limits.py``: those of a rule or knowledge file), as UTF-8, and parsed strictly (no duplicate
+    keys, finite numbers, bounded depth, node count and text length).
     """
     if not path.exists() and not path.is_symlink():
         raise ImportFailure(f"{shown}: no such file", "give the path of the document, relative to the workload file")
     try:
-        data = parse_json(decode(read_bytes(path, shown, "rules"), shown), shown, "rules")
+        text = decode(read_bytes(path, shown, "document"), shown)
+    except InputError as exc:
+        d = exc.diagnostics[0]
+        raise ImportFailure(d.message, d.help or "give a JSON file", file=shown, line=d.line, col=d.col) from None
+    return parse_document(text, shown), text
+
+
+def parse_document(text: str, shown: str) -> dict[str, Any]:
+    """A JSON object from a document's text (read from its file, or carried by a decision record)."""
+    try:
+        data = parse_json(text, shown, "document")
     except InputError as exc:
         d = exc.diagnostics[0]
         raise ImportFailure(d.message, d.help or "give a JSON file", file=shown, line=d.line, col=d.col) from None
@@ -524,6 +732,19 @@ def read_json(path: Path, shown: str) -> dict[str, Any]:
             f"{shown} holds a JSON {type(data).__name__}, not an object", "give a JSON object", file=shown
         )
     return data
+
+
+def document_entry(key: str, value: str, shown: str, text: str) -> dict[str, str]:
+    """What a decision record keeps of an imported document: the key that named it, how (its
+    value), where it was read, its sha256 and its whole text.
+    """
+    return {
+        "key": key,
+        "value": value,
+        "file": shown,
+        "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        "text": text,
+    }
 
 
 def _fill(template: str, values: Mapping[str, str]) -> str | None:
@@ -543,13 +764,18 @@ def _fill(template: str, values: Mapping[str, str]) -> str | None:
 
 
 def locate(spec: Locate, name: str, environ: Mapping[str, str] | None = None) -> tuple[Path, str]:
-    """The cached document for ``name``, and how it was found; ImportFailure saying where it looked."""
+    """The cached document for ``name``, and how it was found; ImportFailure saying where it looked.
+
+    Everything read on the way is bounded: the revision file as a reference (``limits.py``), the
+    folder of revisions to its first entries. A file of the cache is never quoted in a message:
+    it is not an input the user named, and it may hold anything (a link to the environment).
+    """
     environ = os.environ if environ is None else environ
-    m = re.fullmatch(spec.pattern, name)
-    if m is None:
+    found = match_template(spec.pattern, name)
+    if found is None:
         example = f", e.g. {spec.example}" if spec.example else ""
         raise ImportFailure(f"'{name}' is not a name of the expected form{example}", spec.help or "check the name")
-    values = {k: v for k, v in m.groupdict().items() if v is not None}
+    values = dict(found)
     values.update({f"env.{k}": v for k, v in environ.items() if v})
     values["home"] = str(Path.home())
     root = None
@@ -560,8 +786,8 @@ def locate(spec: Locate, name: str, environ: Mapping[str, str] | None = None) ->
         if filled is not None:
             root = Path(filled).expanduser()
             break
-    if root is None:  # pragma: no cover - {home} alone always fills
-        raise ImportFailure(f"no cache folder: none of {', '.join(tried)} is set", spec.help or "")
+    if root is None:
+        raise ImportFailure(f"no cache folder: none of {', '.join(tried)} is set", spec.help or "set one of them")
     shown_roots = ", ".join(re.sub(r"\{env\.(\w+)\}", r"$\1", r).replace("{home}", "~") for r in spec.roots)
     chosen = f"{root} (the first of {shown_roots} that is set)"
     revision = None
@@ -569,16 +795,23 @@ def locate(spec: Locate, name: str, environ: Mapping[str, str] | None = None) ->
         ref_path = _fill(spec.revision, values)
         ref_file = root / ref_path if ref_path else None
         if ref_file is not None and ref_file.is_file():
-            revision = ref_file.read_text(encoding="utf-8", errors="replace").strip()
+            try:
+                revision = decode(read_bytes(ref_file, str(ref_file), "reference"), str(ref_file)).strip()
+            except InputError as exc:
+                raise ImportFailure(
+                    f"'{name}': the revision file {ref_file} cannot be read: {exc.message}",
+                    "repair the cache entry (download the config again) or give the file with model: {config: PATH}",
+                ) from None
             if not _REVISION.fullmatch(revision):  # a folder name, never a way out of the cache
                 raise ImportFailure(
-                    f"'{name}': the revision file {ref_file} does not name a snapshot folder ({revision[:60]!r})",
+                    f"'{name}': the revision file {ref_file} does not name a snapshot folder "
+                    "(its text, not shown, is not a revision's name)",
                     "repair the cache entry (download the config again) or give the file with model: {config: PATH}",
                 )
     if revision is None and spec.revisions:
         folder_name = _fill(spec.revisions, values)
         folder = root / folder_name if folder_name else None
-        subs = sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder and folder.is_dir() else []
+        subs = _subfolders(folder, name) if folder and folder.is_dir() else []
         if len(subs) == 1:
             revision = subs[0]
         elif len(subs) > 1:
@@ -602,8 +835,38 @@ def locate(spec: Locate, name: str, environ: Mapping[str, str] | None = None) ->
     return path, str(path)
 
 
-def apply_mapping(mapping: ImportMapping, data: Mapping[str, Any], shown: str) -> Imported:
-    """The workload keys a document gives through its entry."""
+def _subfolders(folder: Path, name: str) -> list[str]:
+    """The names of a folder's sub-folders that are revisions, sorted; at most MAX_ENTRIES entries are looked at."""
+    subs = []
+    try:
+        with os.scandir(folder) as entries:
+            for n, entry in enumerate(entries):
+                if n >= MAX_ENTRIES:
+                    raise ImportFailure(
+                        f"'{name}': the folder {folder} has more than {MAX_ENTRIES:,} entries; "
+                        "a cache's revisions are few",
+                        "remove the stray entries, or give the document with model: {config: PATH}",
+                    )
+                if _REVISION.fullmatch(entry.name) and entry.is_dir():
+                    subs.append(entry.name)
+    except OSError as exc:
+        raise ImportFailure(
+            f"'{name}': cannot list {folder}: {exc.strerror or exc}", "check the cache folder's permissions"
+        ) from None
+    return sorted(subs)
+
+
+def apply_mapping(
+    mapping: ImportMapping,
+    data: Mapping[str, Any],
+    shown: str,
+    given: frozenset[str] = frozenset(),
+    text: str | None = None,
+) -> Imported:
+    """The workload keys a document gives through its entry; ImportFailure at the document's key when
+    one of the entry's checks refuses it (``given``: the keys the workload sets itself, which make a
+    check on them moot; ``text``: the document's text, to find a key's line).
+    """
     kind = data.get(mapping.select)
     entry = mapping.entry_for(kind)
     if entry is None:
@@ -637,6 +900,7 @@ def apply_mapping(mapping: ImportMapping, data: Mapping[str, Any], shown: str) -
                 defaulted[d.name] = " | ".join(e.source for e in d.exprs)
     for n in entry.lets:
         env[n.name] = run(n.exprs, n.name)
+    _run_checks(entry, env, given, shown, text, where)
     out = Imported(entry, shown)
     for s in entry.setters:
         if not s.exprs:
@@ -659,13 +923,98 @@ def apply_mapping(mapping: ImportMapping, data: Mapping[str, Any], shown: str) -
 
 
 def _view(entry: Entry, data: Mapping[str, Any]) -> dict[str, Any]:
-    """The document's fields an entry reads: the top level, overlaid by its ``within`` sub-document."""
-    view = _flatten(data)
-    if entry.within:
-        inner = data.get(entry.within)
-        if isinstance(inner, dict):
-            view.update(_flatten(inner))
-    return view
+    """The document's fields an entry reads: the whole document, or with ``within`` its sub-document's
+    fields and of the top level only the fields ``outer`` names (the rest are the outer document's own,
+    which the model the entry sizes never reads).
+    """
+    if not entry.within:
+        return _flatten(data)
+    inner = data.get(entry.within)
+    own = {k: v for k, v in inner.items() if k not in entry.outer} if isinstance(inner, dict) else {}
+    own.update({k: data[k] for k in entry.outer if k in data})
+    return _flatten(own)
+
+
+def _run_checks(
+    entry: Entry, env: Mapping[str, Any], given: frozenset[str], shown: str, text: str | None, where: str
+) -> None:
+    """The first of an entry's checks that refuses the document, as an ImportFailure at its key."""
+    for c in entry.checks:
+        if c.unless_given and c.unless_given in given:
+            continue
+        why = _refused(c, env)
+        if why is not None:
+            raise ImportFailure(f"{c.key}: {why}", f"{c.help} ({where})", file=shown, line=key_line(text, c.key))
+
+
+def _refused(c: Check, env: Mapping[str, Any]) -> str | None:
+    """Why a check refuses (its message, or the schema's complaint), or None."""
+    if c.schema is not None:
+        value = env.get(c.key, MISSING)
+        if _known(value) and not valid(value, dict(c.schema)):
+            return f"{_excerpt(value)} {_schema_words(value, dict(c.schema))}"
+    if c.when is not None:
+        try:
+            holds = evaluate(c.when, env)
+        except X.ExprError as exc:
+            return f"{run_text(c.message, env) if c.message else ''} ({exc.message})".strip()
+        if holds is not MISSING and holds:
+            return run_text(c.message, env) if c.message else "refused"
+    return None
+
+
+def _excerpt(value: Any, limit: int = 60) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
+
+
+def _schema_words(value: Any, schema: dict[str, Any]) -> str:
+    """The first way a value misses a schema, in a few words."""
+    e = next(iter(validator_for(schema).iter_errors(value)), None)
+    if e is None:  # pragma: no cover - valid() said it was not
+        return "does not fit"
+    where = "".join(f"[{p}]" for p in e.absolute_path)
+    v = e.validator_value
+    if e.validator == "type":
+        what = f"is not of type {v}"
+    elif e.validator == "minimum":
+        what = f"is below {v}"
+    elif e.validator == "maximum":
+        what = f"is above {v}"
+    elif e.validator == "uniqueItems":
+        what = "holds a value twice"
+    elif e.validator == "enum" and isinstance(v, list):
+        what = f"is not one of {', '.join(map(str, v))}"
+    else:
+        what = str(e.message)[:120]
+    return f"{'its item ' + where + ' ' if where else ''}{what}"
+
+
+def key_line(text: str | None, dotted: str) -> int | None:
+    """The line of a (dotted) key in a JSON text, found by its names in order; None if not found."""
+    if not text:
+        return None
+    at = 0
+    for part in dotted.split("."):
+        m = re.compile(r'"' + re.escape(part) + r'"\s*:').search(text, at)
+        if m is None:
+            return None
+        at = m.end()
+    return text.count("\n", 0, at) + 1
+
+
+def failed_checks(spec: Inference, values: Mapping[str, Any]) -> list[tuple[Check, str]]:
+    """An inference file's checks that refuse these inputs: (check, why). A check runs only when
+    every key it reads is known.
+    """
+    out = []
+    for c in spec.checks:
+        if not all(_known(values.get(k, MISSING)) for k in c.keys):
+            continue
+        why = _refused(c, values)
+        if why is not None:
+            out.append((c, why))
+    return out
 
 
 def _detail(source: str, value: Any, view: Mapping[str, Any], defaulted: Mapping[str, str], where: str) -> str:
@@ -757,6 +1106,9 @@ def unmet(spec: Inference, values: Mapping[str, Any]) -> list[tuple[Requirement,
 
 
 __all__ = [
+    "MAX_NAME",
+    "SEGMENT_CHARS",
+    "Check",
     "Entry",
     "ImportFailure",
     "ImportMapping",
@@ -766,10 +1118,18 @@ __all__ = [
     "Requirement",
     "Step",
     "apply_mapping",
+    "document_entry",
+    "failed_checks",
     "infer",
+    "key_line",
     "load_import",
     "load_inference",
     "locate",
+    "match_template",
+    "parse_document",
+    "read_document",
     "read_json",
+    "template_parts",
+    "template_problem",
     "unmet",
 ]

@@ -106,6 +106,9 @@ def _narrowest(prior: CatalogField, new: CatalogField) -> CatalogField:
 
     return replace(
         new,
+        required=prior.required or new.required,
+        required_when=new.required_when or prior.required_when,
+        required_with=tuple(dict.fromkeys(prior.required_with + new.required_with)),
         minimum=pick(prior.minimum, new.minimum, max),
         exclusive_minimum=pick(prior.exclusive_minimum, new.exclusive_minimum, max),
         maximum=pick(prior.maximum, new.maximum, min),
@@ -136,6 +139,24 @@ def _declared(
             return None
         declared[n] = _narrowest(prior, f)
     return declared
+
+
+def _conditions_declared(doc: Doc, declared: Mapping[str, CatalogField], errors: list[InputError]) -> bool:
+    """required_when and required_with name fields the catalog declares."""
+    ok = True
+    for f in declared.values():
+        for key, named in (("required_when", [k for k, _ in f.required_when]), ("required_with", f.required_with)):
+            for other in named:
+                if other not in declared:
+                    errors.append(
+                        doc.error(
+                            ("fields", f.name, key) if f.name in (doc.data.get("fields") or {}) else ("catalog",),
+                            f"field '{f.name}': {key} names '{other}', which the catalog does not declare",
+                            f"{hint(other, declared)}name a declared field",
+                        )
+                    )
+                    ok = False
+    return ok
 
 
 def load_catalog(
@@ -178,11 +199,15 @@ def load_catalog(
             minimum=f.get("minimum"),
             maximum=f.get("maximum"),
             exclusive_minimum=f.get("exclusiveMinimum"),
+            required_when=tuple((k, tuple(v)) for k, v in (f.get("required_when") or {}).items()),
+            required_with=tuple(f.get("required_with") or ()),
         )
         for n, f in (data.get("fields") or {}).items()
     }
     declared = _declared(doc, fields, earlier, errors)
     if declared is None:
+        return None
+    if not _conditions_declared(doc, declared, errors):
         return None
     file_sources = sources_of(data["source"]) if data.get("source") else ()
     defaults = _item_values(doc, ("defaults",), dict(data.get("defaults") or {}), declared, name, errors)
@@ -212,9 +237,13 @@ def load_catalog(
                     )
                 )
                 continue
-            for f in declared.values():
-                if f.required and f.name not in values:
-                    errors.append(doc.error(path, f"item '{raw['id']}' lacks required field '{f.name}'", f.description))
+        merged = dict(old.fields, **values) if old is not None else values
+        for f in declared.values():
+            why = f.required_on(merged) if f.name not in merged else None
+            if why:
+                lacks = "required field" if f.required else "field"
+                because = "" if f.required else f", which it must give: {why}"
+                errors.append(doc.error(path, f"item '{raw['id']}' lacks {lacks} '{f.name}'{because}", f.description))
         sources = sources_of(raw["source"]) if "source" in raw else file_sources
         if old is not None:
             items[raw["id"]] = Item(

@@ -15,6 +15,11 @@ document nodes         ``GPUSIZER_MAX_NODES``      100,000 / 1,000,000 / 10,000,
 nesting depth          (fixed)                     64 levels
 =====================  ==========================  ===================================
 
+Two more kinds are read under the same bounds: a **document** a workload imports (a JSON file
+named by a path or found in a local cache) as a rule or knowledge file, and a **reference** (a
+cache's small pointer file naming a revision) as a workload; a **key** file too is read as a
+workload. Nothing gpusizer opens is read past its kind's bounds.
+
 The variables set one bound for every kind of file. Numbers must be finite everywhere; that is
 not a limit but a rule of the formats, and is checked where each format is read.
 """
@@ -27,15 +32,22 @@ from typing import Literal
 
 from ..errors import InputError
 
-Kind = Literal["workload", "rules", "record"]
+Kind = Literal["workload", "rules", "record", "document", "reference"]
 
 MAX_DEPTH = 64  # nesting of mappings and lists; no gpusizer file needs more than a dozen
 FILE_MB_VAR = "GPUSIZER_MAX_FILE_MB"
 TEXT_VAR = "GPUSIZER_MAX_TEXT"
 NODES_VAR = "GPUSIZER_MAX_NODES"
 
-_FILE_MB: dict[str, int] = {"workload": 1, "rules": 16, "record": 64}
-_NODES: dict[str, int] = {"workload": 100_000, "rules": 1_000_000, "record": 10_000_000}
+_FILE_MB: dict[str, int] = {"workload": 1, "rules": 16, "record": 64, "document": 16, "reference": 1}
+_NODES: dict[str, int] = {
+    "workload": 100_000,
+    "rules": 1_000_000,
+    "record": 10_000_000,
+    "document": 1_000_000,
+    "reference": 100_000,
+}
+MAX_ENTRIES = 10_000  # entries of a folder gpusizer lists (a cache's revisions); a real one has a handful
 _TEXT = 65_536
 _MB = 1 << 20
 
@@ -83,4 +95,4 @@ def raise_hint(variable: str, what: str) -> str:
     return f"if the {what} is meant to be this large, raise the limit: {variable}=N (see 'Limits' in the README)"
 
 
-__all__ = ["FILE_MB_VAR", "MAX_DEPTH", "NODES_VAR", "TEXT_VAR", "Kind", "Limits", "limits", "raise_hint"]
+__all__ = ["FILE_MB_VAR", "MAX_DEPTH", "MAX_ENTRIES", "NODES_VAR", "TEXT_VAR", "Kind", "Limits", "limits", "raise_hint"]

@@ -110,6 +110,38 @@ def _files(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in (".yaml", ".json"))
 
 
+def overlay_files(
+    rule_dirs: Sequence[Path], knowledge_dirs: Sequence[Path], files: Mapping[str, str]
+) -> list[dict[str, Any]]:
+    """The files of every directory laid over the shipped ones, as the rulebase's hash counted them:
+    per directory its kind, name and files (path, sha256, text), read again and checked against the
+    hash taken when they were loaded (an InputError if one changed since).
+    """
+    shipped = {data_dir("rules").resolve(), data_dir("knowledge").resolve()}
+    out: list[dict[str, Any]] = []
+    roots = [("rules", d) for d in rule_dirs] + [("knowledge", d) for d in knowledge_dirs]
+    for index, (kind, root) in enumerate(roots):
+        if Path(root).resolve() in shipped:
+            continue
+        prefix = f"{index}:{Path(root).name}/"
+        entries = []
+        for key, sha in files.items():
+            if not key.startswith(prefix):
+                continue
+            rel = key[len(prefix) :]
+            shown = f"{Path(root).name}/{rel}"
+            raw = read_bytes(Path(root) / rel, shown)
+            if hashlib.sha256(raw).hexdigest() != sha:
+                raise InputError(
+                    "the file changed after the rulebase was loaded",
+                    file=shown,
+                    help="run the command again, and keep overlay files unchanged while it runs",
+                )
+            entries.append({"path": rel, "sha256": sha, "text": decode(raw, shown)})
+        out.append({"kind": kind, "name": Path(root).name, "files": entries})
+    return out
+
+
 def load_rulebase_files(
     rule_dirs: Sequence[Path | str] | None = None, knowledge_dirs: Sequence[Path | str] | None = None
 ) -> Loaded:
@@ -396,4 +428,4 @@ def _apply_overlay(
             note["disabled"].append(rid)
 
 
-__all__ = ["GUIDANCE_FILE", "TEST_SUFFIX", "Loaded", "load_rulebase_files"]
+__all__ = ["GUIDANCE_FILE", "TEST_SUFFIX", "Loaded", "load_rulebase_files", "overlay_files"]

@@ -67,6 +67,8 @@ class Workload:
     sha256: str
     data: Mapping[str, Any]
     inputs: Mapping[str, InputValue] = field(default_factory=dict)  # attribute -> InputValue
+    # the documents it imported (x-import), each {key, value, file, sha256, text}: a record carries them
+    documents: tuple[Mapping[str, str], ...] = ()
 
 
 class InputSchema:
@@ -129,6 +131,20 @@ class InputSchema:
             )
         for entry in mapping.entries.values():
             for setter in entry.setters:
+                if (*opath, setter.key) in self.leaves and not setter.exprs:
+                    # a literal is known now: a value the workload key refuses is the mapping's error
+                    bad = self._leaf_problem((*opath, setter.key), setter.literal)
+                    if bad:
+                        errors.append(
+                            InputError(
+                                f"entry '{entry.id}' fixes {'.'.join((*opath, setter.key))} to "
+                                f"{setter.literal!r}, which {bad}",
+                                file=setter.span.file,
+                                line=setter.span.line,
+                                col=setter.span.col,
+                                help="give a value the workload key takes (knowledge/workload.schema.json)",
+                            )
+                        )
                 if (*opath, setter.key) not in self.leaves:
                     errors.append(
                         InputError(
@@ -220,21 +236,27 @@ class InputSchema:
         display: str | None = None,
         text: str | None = None,
         attached: Mapping[str, str] | None = None,
+        documents: Mapping[str, Mapping[str, str]] | None = None,
     ) -> Workload:
         """A workload file (or text) -> a validated Workload.
 
         ``attached``: documents given with the workload text, by name (a server's request). When it
         is given, an ``x-import`` path names one of them and is never read from disk, and nothing is
-        looked up in a local cache.
+        looked up in a local cache. ``documents`` (key -> a recorded document) stand in for the
+        files its keys name, as when a decision record is verified.
         """
         if text is not None:
             doc = parse(text, display or str(path), "workload")
         else:
             doc = load(path, display, "workload")
-        return self.from_doc(doc, catalogs, attached)
+        return self.from_doc(doc, catalogs, attached, documents)
 
     def from_doc(
-        self, doc: Doc, catalogs: Mapping[str, Catalog], attached: Mapping[str, str] | None = None
+        self,
+        doc: Doc,
+        catalogs: Mapping[str, Catalog],
+        attached: Mapping[str, str] | None = None,
+        documents: Mapping[str, Mapping[str, str]] | None = None,
     ) -> Workload:
         """A parsed workload file, checked and completed: explicit values, catalog fills, defaults."""
         if not isinstance(doc.data, dict):
@@ -251,7 +273,8 @@ class InputSchema:
             raise Problems(errors)
         data = doc.data
         inputs, problems = self._explicit(doc, data, catalogs)
-        problems += self._imported(doc, data, inputs, attached)
+        read: list[Mapping[str, str]] = []
+        problems += self._imported(doc, data, inputs, attached, documents or {}, read)
         problems += self._catalog_fills(doc, data, catalogs, inputs)
         if problems:
             raise Problems(problems)
@@ -279,6 +302,7 @@ class InputSchema:
             sha256=sha,
             data=data,
             inputs=MappingProxyType(dict(sorted(inputs.items()))),
+            documents=tuple(read),
         )
 
     @staticmethod
@@ -384,8 +408,42 @@ class InputSchema:
             return f"is not of type {e.validator_value}"
         return str(e.message)
 
+    @staticmethod
+    def _document(
+        doc: Doc,
+        role: str,
+        value: str,
+        mapping: Any,
+        attached: Mapping[str, str] | None,
+        recorded: Mapping[str, str] | None,
+    ) -> tuple[str, str, Any]:
+        """The document an ``x-import`` key names (shown name, text, parsed): attached to a request,
+        recorded in a decision record, a file, or found in a local cache.
+        """
+        if attached is not None:
+            return value, attached[value], _attached_document(attached[value], value)
+        if recorded is not None and recorded.get("value") == value:
+            return recorded["file"], recorded["text"], I.parse_document(recorded["text"], recorded["file"])
+        if role == "path":
+            base = Path(doc.file).parent if doc.file and not doc.file.startswith("<") else Path(".")
+            target = Path(value).expanduser()
+            target = target if target.is_absolute() else base / target
+            shown = target.as_posix()
+        else:
+            assert mapping.locate is not None
+            found, shown = I.locate(mapping.locate, value)
+            target = found
+        document, text = I.read_document(target, shown)
+        return shown, text, document
+
     def _imported(
-        self, doc: Doc, data: Mapping[str, Any], inputs: dict[str, InputValue], attached: Mapping[str, str] | None
+        self,
+        doc: Doc,
+        data: Mapping[str, Any],
+        inputs: dict[str, InputValue],
+        attached: Mapping[str, str] | None,
+        documents: Mapping[str, Mapping[str, str]],
+        read: list[Mapping[str, str]],
     ) -> list[InputError]:
         """``x-import``: the keys a document named by the object (a path, or a name found in a cache)
         gives, through the import mapping; the file's own keys win. With ``attached`` documents the
@@ -426,20 +484,12 @@ class InputSchema:
                     problems.append(doc.error(kpath, f"{'.'.join(kpath)}: {refused[0]}", refused[1]))
                     continue
             try:
-                if attached is not None:
-                    shown = str(value)
-                    document = _attached_document(attached[shown], shown)
-                elif role == "path":
-                    base = Path(doc.file).parent if doc.file and not doc.file.startswith("<") else Path(".")
-                    target = Path(str(value)).expanduser()
-                    target = target if target.is_absolute() else base / target
-                    shown = target.as_posix()
-                    document = I.read_json(target, shown)
-                else:
-                    assert mapping.locate is not None
-                    found, shown = I.locate(mapping.locate, str(value))
-                    document = I.read_json(found, shown)
-                got = I.apply_mapping(mapping, document, shown)
+                shown, text, document = self._document(
+                    doc, role, str(value), mapping, attached, documents.get(".".join(kpath))
+                )
+                read.append(I.document_entry(".".join(kpath), str(value), shown, text))
+                explicit = frozenset(k for k in onode["properties"] if _get(data, (*opath, k))[0])
+                got = I.apply_mapping(mapping, document, shown, explicit, text)
             except I.ImportFailure as exc:
                 if exc.file:
                     problems.append(
@@ -514,7 +564,12 @@ class InputSchema:
             return []
         paths = {a: p for p, a in self.attr_of.items()}
         problems = []
-        for req, missing, waived in I.unmet(spec, {a: iv.value for a, iv in inputs.items()}):
+        values = {a: iv.value for a, iv in inputs.items()}
+        for c, why in I.failed_checks(spec, values):
+            blamed = next((k for k in c.keys if inputs[k].origin == "workload"), c.keys[0])
+            where = f" ({inputs[blamed].detail})" if inputs[blamed].origin != "workload" else ""
+            problems.append(doc.error(paths.get(blamed, ()), f"{why}{where}", c.help))
+        for req, missing, waived in I.unmet(spec, values):
             at = paths.get(req.at or "") or (paths[missing[0]][:-1] if missing else ())
             if missing and not waived:
                 names = ", ".join(".".join(paths[m][len(at) :]) or m for m in missing)

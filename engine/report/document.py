@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from ..explain.record import plain
@@ -63,5 +64,11 @@ def document(result: Result) -> dict[str, Any]:
 
 
 def to_json(doc: Any) -> str:
-    """The one way gpusizer writes JSON: indented, UTF-8, a newline at the end."""
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    r"""The one way gpusizer writes JSON: indented, UTF-8, a newline at the end. The characters that
+    reorder or break what a terminal or an editor shows (U+2028, U+2029, the bidirectional controls)
+    are written as \u escapes, as JSON writes the control characters: the values are the same.
+    """
+    return _HIDDEN.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(doc, indent=2, ensure_ascii=False)) + "\n"
+
+
+_HIDDEN = re.compile("[\x7f-\x9f\u2028\u2029\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")

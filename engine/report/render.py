@@ -12,7 +12,7 @@ from typing import Any
 
 from ..explain.record import plain
 from ..explain.result import Result
-from ..format import num, quantity
+from ..format import num, printable, quantity
 from ..load.resources import data_dir
 from .chart import bar_chart
 from .document import document, to_json
@@ -84,6 +84,19 @@ def safe_links(value: Any) -> Any:
         del out["url"]
         out["doc"] = f"{out['doc']} [not a web link: {url}]"
     return out
+
+
+def shown(value: Any) -> Any:
+    """A copy with every text shown as a person reads it: a line break, a tab, a terminal escape or
+    a bidirectional override in a name (or any other text) written as an escape, in every format.
+    """
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, list):
+        return [shown(v) for v in value]
+    if isinstance(value, dict):
+        return {shown(k): shown(v) for k, v in value.items()}
+    return value
 
 
 def markdown_text(value: Any) -> Any:
@@ -187,7 +200,7 @@ def render(result: Result, fmt: str, templates: Path | None = None, layout: str 
     """
     if fmt == "json":
         return to_json(document(result))
-    doc = document(result)
+    doc = shown(document(result))
     if fmt in ("html", "markdown"):
         doc = safe_links(doc)
     tmpl = environment(templates).get_template(f"recommend.{FORMATS[fmt]}.j2")
@@ -214,9 +227,11 @@ def render(result: Result, fmt: str, templates: Path | None = None, layout: str 
         """A catalog item by id (its name), or None; in Markdown its name escaped like every other text."""
         cat = catalogs.get(catalog)
         found = cat.items.get(str(item_id)) if cat else None
-        if found is not None and fmt == "markdown":
-            return SimpleNamespace(id=found.id, name=markdown_text(found.name))
-        return found
+        if found is None:
+            return None
+        name = printable(str(found.name))
+        # the name shown printable (and escaped in Markdown like every other text); fields as the catalog gives them
+        return SimpleNamespace(id=found.id, name=markdown_text(name) if fmt == "markdown" else name, get=found.get)
 
     return str(
         tmpl.render(
@@ -231,7 +246,8 @@ def render_explain(result: Result, attr: str, fmt: str, depth: int | None = None
     if fmt == "json":
         return to_json(plain(tree))
     tmpl = environment(templates).get_template(f"explain.{FORMATS[fmt]}.j2")
-    workload: Any = result.workload
+    tree = shown(plain(tree))
+    workload: Any = SimpleNamespace(name=printable(result.workload.name))
     if fmt == "markdown":  # the tree is shown in a fenced block, the name in a heading
-        tree, workload = _fenced(plain(tree)), SimpleNamespace(name=markdown_text(result.workload.name))
+        tree, workload = _fenced(tree), SimpleNamespace(name=markdown_text(workload.name))
     return str(tmpl.render(tree=tree, workload=workload))

@@ -10,7 +10,9 @@ The layer sits between ``cli`` and ``api``. Its parts:
 * ``app``: the HTTP side (FastAPI, an optional extra): routes, the token, size limits, one
   error shape.
 * ``edit``: a workload's YAML text changed at one key, the rest of the text kept; links.
+* ``sweeps``: sweeps as jobs: a request worker checks the specification; the job runs its cases
+  with ``engine.sweep`` on processes of its own, beside the request workers.
 
-Only ``app`` imports FastAPI; ``work``, ``pool`` and ``edit`` need nothing beyond the engine's
+Only ``app`` imports FastAPI; ``work``, ``pool``, ``edit`` and ``sweeps`` need nothing beyond the engine's
 own dependencies, so that they can be tested without the extra.
 """

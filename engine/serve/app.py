@@ -10,9 +10,13 @@ from __future__ import annotations
 import asyncio
 import hmac
 import ipaddress
+import json
+import re
 import sys
 import time
 import traceback
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -25,6 +29,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from ..errors import InputError
 from . import openapi
 from .pool import Busy, Crashed, Pool, TimedOut
+from .sweeps import FILES, SUMMARY_CSP, Jobs, Limits
 from .work import Failure, diagnostic, error_body, parse_form
 
 API = "/api/v1"
@@ -40,6 +45,7 @@ _CODES = {
     404: "not-found",
     405: "method-not-allowed",
     408: "request-timeout",
+    409: "not-finished",
     413: "too-large",
     415: "unsupported-media-type",
     422: "invalid-input",
@@ -58,6 +64,8 @@ class Options:
     timeout: float = 30.0
     cors: list[str] = field(default_factory=list)
     loopback_only: bool = True  # without a token: only Host headers naming this machine (DNS rebinding)
+    sweeps: Limits = field(default_factory=Limits)  # sweep jobs: how many, how large, for how long
+    sweep_batch: Any = None  # a sweep's batch function (engine.sweep.worker.run_many when None)
 
 
 def is_loopback(host: str) -> bool:
@@ -93,6 +101,19 @@ def create_app(pool: Pool, options: Options) -> FastAPI:  # noqa: C901 - one clo
     """The FastAPI application over a started pool of workers."""
     from .. import __version__
 
+    jobs = Jobs(
+        pool.settings.rules,
+        pool.settings.knowledge,
+        str(pool.info.get("sha256", "")),
+        options.sweeps,
+        fn=options.sweep_batch,
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        await asyncio.to_thread(jobs.close)  # stop the sweep jobs, remove their folders
+
     app = FastAPI(
         title="gpusizer",
         version=__version__,
@@ -100,9 +121,11 @@ def create_app(pool: Pool, options: Options) -> FastAPI:  # noqa: C901 - one clo
         docs_url=None,  # FastAPI's docs pages load their scripts from a CDN; /api/v1/docs is served from here
         redoc_url=None,
         openapi_url=f"{API}/openapi.json",
+        lifespan=lifespan,
     )
     app.state.pool = pool
     app.state.options = options
+    app.state.jobs = jobs
 
     if options.cors:
         from fastapi.middleware.cors import CORSMiddleware
@@ -110,9 +133,9 @@ def create_app(pool: Pool, options: Options) -> FastAPI:  # noqa: C901 - one clo
         app.add_middleware(
             CORSMiddleware,
             allow_origins=options.cors,
-            allow_methods=["GET", "POST"],
+            allow_methods=["GET", "POST", "DELETE"],
             allow_headers=["Authorization", "Content-Type"],
-            expose_headers=["Gpusizer-Decision-Id"],
+            expose_headers=["Gpusizer-Decision-Id", "Location"],
         )
 
     @app.middleware("http")
@@ -291,6 +314,108 @@ def create_app(pool: Pool, options: Options) -> FastAPI:  # noqa: C901 - one clo
             response_model=None,
         )(make())
 
+    # -- sweeps: jobs ----------------------------------------------------------------------------------
+    @app.post(
+        f"{API}/sweep",
+        tags=["sweeps"],
+        summary="Start a sweep: many workloads from one specification, run as a job",
+        description=openapi.SWEEP_DOC,
+        openapi_extra=openapi.sweep_request(),
+        responses=openapi.sweep_responses(202, job=False),
+        response_model=None,
+        status_code=202,
+    )
+    async def sweep_start(request: Request) -> Response:
+        jobs.room()
+        body = await body_of(request)
+        query: dict[str, list[str]] = {}
+        for k, v in request.query_params.multi_items():
+            query.setdefault(k, []).append(v)
+        msg = {
+            "op": "sweep",
+            "content_type": request.headers.get("content-type", ""),
+            "body": body,
+            "query": query,
+            "max_cases": jobs.limits.max_cases,
+        }
+        reply = await forward(request, msg)
+        if int(reply["status"]) != 200:
+            return _reply(reply)
+        job = await asyncio.to_thread(lambda: jobs.start(json.loads(reply["body"])))
+        return JSONResponse(jobs.status(job), status_code=202, headers={"Location": f"{API}/sweep/{job.id}"})
+
+    @app.get(
+        f"{API}/sweep",
+        tags=["sweeps"],
+        summary="The sweep jobs the server holds",
+        responses=openapi.sweep_list_responses(),
+    )
+    async def sweep_list(request: Request) -> Response:
+        no_query(request)
+        return JSONResponse({"jobs": jobs.listing()})
+
+    @app.get(
+        f"{API}/sweep/{{job}}",
+        tags=["sweeps"],
+        summary="A sweep job: status, cases done and failed of the total, rate, time left",
+        responses=openapi.sweep_responses(200),
+    )
+    async def sweep_poll(request: Request, job: str) -> Response:
+        no_query(request)
+        return JSONResponse(jobs.status(jobs.get(job)))
+
+    @app.post(
+        f"{API}/sweep/{{job}}/cancel",
+        tags=["sweeps"],
+        summary="Stop a sweep job; its rows so far and its tables are kept",
+        responses=openapi.sweep_responses(202),
+        status_code=202,
+    )
+    async def sweep_cancel(request: Request, job: str) -> Response:
+        no_query(request)
+        found = jobs.get(job)
+        jobs.cancel(found)
+        return JSONResponse(jobs.status(found), status_code=202)
+
+    @app.delete(
+        f"{API}/sweep/{{job}}",
+        tags=["sweeps"],
+        summary="Stop a sweep job and delete it with its files",
+        responses=openapi.sweep_responses(200),
+    )
+    async def sweep_delete(request: Request, job: str) -> Response:
+        no_query(request)
+        found = jobs.get(job)
+        jobs.delete(found)
+        return JSONResponse({**jobs.status(found), "deleted": True})
+
+    for name, media in FILES.items():
+
+        def make_file(name: str = name, media: str = media) -> Any:
+            async def endpoint(request: Request, job: str) -> Response:
+                no_query(request)
+                found = jobs.get(job)
+                data = await asyncio.to_thread(jobs.file, found, name)
+                stem = re.sub(r"[^A-Za-z0-9._-]+", "-", found.sweep.name).strip("-.")[:60] or "sweep"
+                headers = {"Content-Disposition": f'inline; filename="{stem}-{name}"'}
+                if name == "summary.html":
+                    headers["Content-Security-Policy"] = SUMMARY_CSP
+                return Response(data, media_type=media, headers=headers)
+
+            return endpoint
+
+        app.get(
+            f"{API}/sweep/{{job}}/{name}",
+            tags=["sweeps"],
+            summary=openapi.SWEEP_FILES[name],
+            responses=openapi.sweep_file_responses(media),
+            response_class=Response,
+        )(make_file())
+
+    def no_query(request: Request) -> None:
+        if request.query_params:
+            raise Failure(400, "bad-request", f"{request.url.path} takes no query parameters")
+
     async def get_op(request: Request, op: str, **extra: Any) -> Response:
         if request.query_params:
             raise Failure(400, "bad-request", f"{request.url.path} takes no query parameters")
@@ -321,7 +446,7 @@ def create_app(pool: Pool, options: Options) -> FastAPI:  # noqa: C901 - one clo
         f"{API}/catalogs/{{name}}",
         tags=["rulebase"],
         summary="One catalog's items (for the form's pickers)",
-        responses=openapi.ERRORS,
+        responses=openapi.FOUND_ERRORS,
     )
     async def catalog(request: Request, name: str) -> Response:
         return await get_op(request, "catalog", name=name)
@@ -338,6 +463,14 @@ def create_app(pool: Pool, options: Options) -> FastAPI:  # noqa: C901 - one clo
             "gpusizer": __version__,
             "api": "v1",
             "operations": {op: f"POST {API}/{op}" for op in openapi.OPERATIONS},
+            "sweeps": {
+                "start": f"POST {API}/sweep",
+                "list": f"GET {API}/sweep",
+                "poll": f"GET {API}/sweep/{{job}}",
+                "files": [f"GET {API}/sweep/{{job}}/{name}" for name in FILES],
+                "cancel": f"POST {API}/sweep/{{job}}/cancel",
+                "delete": f"DELETE {API}/sweep/{{job}}",
+            },
             "reads": {k: f"GET {API}/{k}" for k in ("rulebase", "catalogs", "catalogs/{name}", "workload-schema")},
             "openapi": f"{API}/openapi.json",
             "docs": f"{API}/docs",

@@ -104,15 +104,28 @@ _STATUS = {
     "401": "the server needs its token: 'Authorization: Bearer TOKEN'",
     "413": "the request is larger than the server reads",
     "415": "the body is neither application/json nor application/yaml",
-    "422": "the workload (or a parameter naming an attribute) cannot be used; diagnostics give line, column and help",
-    "429": "every worker is busy and the queue is full; try again",
+    "422": "the workload, sweep specification or a parameter naming an attribute cannot be used; "
+    "diagnostics give line, column and help",
+    "429": "every worker is busy and the queue is full, or the server holds all the sweep jobs it may; try again",
     "500": "a bug in gpusizer, or the rule engine's process ended while it answered",
     "503": "the request ran past the server's time limit, or no worker is ready",
 }
-ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"description": text, "content": {"application/json": {"schema": ERROR_SCHEMA}}}
-    for code, text in _STATUS.items()
+_MORE = {
+    "404": "no such sweep job (or catalog); a finished job is kept for a while, then deleted",
+    "409": "a sweep job's table was asked for before the job finished",
 }
+
+
+def _errors(*more: str) -> dict[int | str, dict[str, Any]]:
+    texts = {**_STATUS, **{code: _MORE[code] for code in more}}
+    return {
+        code: {"description": texts[code], "content": {"application/json": {"schema": ERROR_SCHEMA}}}
+        for code in sorted(texts)
+    }
+
+
+ERRORS = _errors()
+FOUND_ERRORS = _errors("404")  # a route that names a job or catalog
 
 
 def request_body(op: str) -> dict[str, Any]:
@@ -178,3 +191,115 @@ def responses(op: str) -> dict[int | str, dict[str, Any]]:
 def description() -> str:
     """The API's description (``templates/serve-api.md``)."""
     return _template("serve-api.md")
+
+
+# -- sweeps ---------------------------------------------------------------------------------------
+
+SWEEP_DOC = """A sweep specification is what `gpusizer sweep SPEC -o DIR` reads: `base` (the workload: a
+mapping, or the name of a workload attached under `files`; never a path on the server), `vary`
+(dotted workload keys, each with a list of values: every combination is a case), and optionally
+`cases`, `where`, `columns`, `name` and `description`. It is checked before anything runs; a problem
+is a 422 with its line in the specification (`sweep.yaml`). A specification that makes more cases
+than the server's limit is a 413. The job then runs on processes of its own, beside the request
+workers; poll `GET /api/v1/sweep/{job}` until its status is `done`, then fetch its files. The
+same specification on `gpusizer sweep` writes the same `summary.csv`."""
+
+SWEEP_FILES = {
+    "summary.csv": "A finished sweep job's summary.csv: one row per case, sorted by case id",
+    "pareto.csv": "A finished sweep job's pareto.csv: per group, the cases not beaten on cost and throughput",
+    "results.jsonl": "A sweep job's results.jsonl: one row per finished case, as far as the job has got",
+    "summary.html": "A finished sweep job's summary page: the table and the plots (self-contained)",
+}
+
+
+SWEEP_STATUS: dict[str, Any] = {
+    "type": "object",
+    "required": ["id", "decision_id", "name", "status", "cases", "statuses", "seconds", "rate", "links"],
+    "properties": {
+        "id": {"type": "string", "pattern": "^[0-9a-f]{16}$"},
+        "decision_id": {
+            "type": "string",
+            "pattern": "^[0-9a-f]{32}$",
+            "description": "the same specification, documents, rulebase and version give the same id",
+        },
+        "name": {"type": "string"},
+        "status": {"type": "string", "enum": ["queued", "running", "done", "cancelled", "failed"]},
+        "cases": {
+            "type": "object",
+            "required": ["total", "done", "failed"],
+            "properties": {
+                "total": {"type": "integer"},
+                "done": {"type": "integer"},
+                "failed": {"type": "integer", "description": "cases done whose status is not ok"},
+            },
+        },
+        "statuses": {"type": "object", "additionalProperties": {"type": "integer"}},
+        "seconds": {"type": "number"},
+        "rate": {"type": "number", "description": "cases per second"},
+        "seconds_left": {"type": ["number", "null"]},
+        "workers": {"type": "integer"},
+        "error": {"type": ["string", "null"], "description": "why a failed job failed (a bug)"},
+        "links": {"type": "object", "additionalProperties": {"type": "string"}},
+        "deleted": {"type": "boolean"},
+    },
+}
+
+
+def sweep_request() -> dict[str, Any]:
+    """The OpenAPI requestBody of ``POST /api/v1/sweep``: the specification as YAML, or in JSON."""
+    json_schema = {
+        "type": "object",
+        "required": ["spec"],
+        "additionalProperties": False,
+        "properties": {
+            "spec": {
+                "description": "the sweep specification: YAML text, or a JSON object with its keys",
+                "oneOf": [{"type": "string"}, {"type": "object"}],
+                "example": _template("serve-sweep-example.yaml"),
+            },
+            "files": {
+                "type": "object",
+                "description": "documents the specification names (the base workload, a model.config), by file "
+                "name: their text",
+                "additionalProperties": {"type": "string"},
+                "maxProperties": 8,
+            },
+        },
+    }
+    return {
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/json": {"schema": json_schema},
+                "application/yaml": {"schema": {"type": "string"}, "example": _template("serve-sweep-example.yaml")},
+            },
+        }
+    }
+
+
+def sweep_responses(ok: int, job: bool = True) -> dict[int | str, dict[str, Any]]:
+    """The answers of a sweep job's routes: its status, or an error in the one shape."""
+    text = {202: "the job, queued or running (Location: its URL)", 200: "the job"}[ok]
+    errors = FOUND_ERRORS if job else ERRORS
+    return {ok: {"description": text, "content": {"application/json": {"schema": SWEEP_STATUS}}}, **errors}
+
+
+def sweep_file_responses(media: str) -> dict[int | str, dict[str, Any]]:
+    """The answers of a sweep job's file: its text, or an error in the one shape."""
+    return {
+        200: {"description": "the file", "content": {media.split(";")[0]: {"schema": {"type": "string"}}}},
+        **_errors("404", "409"),
+    }
+
+
+SWEEP_LIST: dict[str, Any] = {
+    "type": "object",
+    "required": ["jobs"],
+    "properties": {"jobs": {"type": "array", "items": SWEEP_STATUS}},
+}
+
+
+def sweep_list_responses() -> dict[int | str, dict[str, Any]]:
+    """The answers of the sweep jobs' listing."""
+    ok = {"description": "the jobs held, oldest first", "content": {"application/json": {"schema": SWEEP_LIST}}}
+    return {200: ok, **ERRORS}

@@ -67,11 +67,13 @@ def _worker_main(conn: Any, settings: Settings) -> None:  # pragma: no cover - r
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
     from ..errors import GpusizerError
     from .page import Pages
+    from .sweeps import check
     from .work import Worker
 
     try:
         worker = Worker(settings.rules, settings.knowledge, settings.key_file)
         worker.ops.update(Pages(worker).ops())
+        worker.ops["sweep"] = lambda msg: check(worker, msg)
     except GpusizerError as exc:
         conn.send_bytes(json.dumps({"ready": False, "error": exc.render(), "exit": int(exc.exit_code)}).encode())
         return

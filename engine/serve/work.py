@@ -146,8 +146,10 @@ def _strict_json(body: str) -> Any:
         raise Failure(400, "bad-request", f"the request body is not valid JSON: {exc.message}", f.diagnostics) from None
 
 
-def _workload_text(value: Any) -> tuple[str, bool]:
-    """The ``workload`` field: YAML text as given, or a JSON object as the YAML that says the same."""
+def _workload_text(value: Any, main: str = "workload") -> tuple[str, bool]:
+    """The ``workload`` field (or a sweep's ``spec``): YAML text as given, or a JSON object as the
+    YAML that says the same.
+    """
     if isinstance(value, str):
         return value, False
     if isinstance(value, dict):
@@ -157,8 +159,8 @@ def _workload_text(value: Any) -> tuple[str, bool]:
     raise Failure(
         400,
         "bad-request",
-        f"'workload' must be YAML text or a JSON object, not {_kind(value)}",
-        help='send {"workload": "name: x\\ntask: inference\\n..."} or {"workload": {"name": "x", ...}}',
+        f"'{main}' must be YAML text or a JSON object, not {_kind(value)}",
+        help=f'send {{"{main}": "name: x\\n..."}} or {{"{main}": {{"name": "x", ...}}}}',
     )
 
 
@@ -200,16 +202,18 @@ def read_request(
     fields: Mapping[str, str],
     *,
     form: bool = False,
+    main: str = "workload",
 ) -> Request:
     """The request's workload and parameters, from a JSON object, a YAML body (parameters in the
-    query), or a form (the page). ``fields`` names each parameter this operation takes and its kind.
+    query), or a form (the page). ``fields`` names each parameter this operation takes and its kind;
+    ``main`` is the JSON field that holds the YAML document (a sweep's is ``spec``).
     """
     media = _media(content_type)
     if media in JSON_TYPES:
         data = _strict_json(body)
         if not isinstance(data, dict):
             raise Failure(400, "bad-request", f"the request body must be a JSON object, not {_kind(data)}")
-        allowed = {"workload", "files", *fields}
+        allowed = {main, "files", *fields}
         for k in data:
             if k not in allowed:
                 raise Failure(
@@ -218,14 +222,14 @@ def read_request(
                     f"unknown request field '{k}' for {op}",
                     help=f"{hint(k, allowed)}the fields are: {', '.join(sorted(allowed))}",
                 )
-        if "workload" not in data:
+        if main not in data:
             raise Failure(
                 400,
                 "bad-request",
-                "the request has no 'workload'",
-                help="give the workload as YAML text or a JSON object",
+                f"the request has no '{main}'",
+                help=f"give the {main} as YAML text or a JSON object",
             )
-        text, as_json = _workload_text(data["workload"])
+        text, as_json = _workload_text(data[main], main)
         params = {k: data[k] for k in fields if k in data}
         return Request(text, _files(data.get("files")), params, as_json)
     if media in YAML_TYPES:
@@ -240,7 +244,7 @@ def read_request(
         415,
         "unsupported-media-type",
         f"a request body of type {media or '(none)'!r} is not read",
-        help='send application/json ({"workload": ...}) or application/yaml (the workload itself)',
+        help=f'send application/json ({{"{main}": ...}}) or application/yaml (the {main} itself)',
     )
 
 
@@ -472,21 +476,24 @@ class Worker:
         return answer(200, {"decision_id": self.decision_id(req), "result": plain(r.explain_tree(attr, depth))})
 
     def _why_not(self, msg: dict[str, Any]) -> dict[str, Any]:
-        from ..explain.whynot import parse_query, why_not
+        from ..explain.whynot import NotFinite, parse_query, why_not
 
         req = self._req(msg, {"query": "str", "attribute": "str", "value": "any"})
         query = _param(req, "query", str, "ATTRIBUTE=VALUE text")
         rb = self.rec.rulebase
-        if query is not None:
-            attr, value = parse_query(rb, query)
-        else:
-            attr = self._attribute(req)
-            if "value" not in req.params:
-                raise Failure(400, "bad-request", "the request has no 'value' (or give 'query': 'ATTRIBUTE=VALUE')")
-            value = req.params["value"]
-            if isinstance(value, str):
-                attr, value = parse_query(rb, f"{attr}={value}")
-        if isinstance(value, float) and not math.isfinite(value):
+        try:
+            if query is not None:
+                attr, value = parse_query(rb, query)
+            else:
+                attr = self._attribute(req)
+                if "value" not in req.params:
+                    raise Failure(400, "bad-request", "the request has no 'value' (or give 'query': 'ATTRIBUTE=VALUE')")
+                value = req.params["value"]
+                if isinstance(value, str):
+                    attr, value = parse_query(rb, f"{attr}={value}")
+        except NotFinite as exc:  # a malformed value, as the CLI says it
+            raise Failure(400, "bad-request", exc.message, help=exc.diagnostics[0].help or "") from None
+        if isinstance(value, float) and not math.isfinite(value):  # (strict JSON has no NaN; kept as a guard)
             raise Failure(400, "bad-request", f"{value!r} is not a value {attr} can take", help="give a finite number")
         answer_ = why_not(self.result(req), attr, value)
         return answer(200, {"decision_id": self.decision_id(req), "result": plain(answer_)})

@@ -33,6 +33,7 @@ from ..errors import InputError
 from .worker import Config, Task, init, run_many
 
 BatchFn = Callable[[Config, list[Task]], list[dict[str, Any]]]
+Stop = Callable[[], bool]
 
 Row = dict[str, Any]
 BATCH_MAX = 16  # cases in one batch at most
@@ -148,11 +149,14 @@ def run_local(
     timeout: float,
     poll: float = 0.2,
     fn: BatchFn = run_many,
+    stop: Stop | None = None,
 ) -> Iterator[Row]:
     """The cases on ``workers`` processes of this machine (see the module's docstring).
 
     When the pool is lost, the batches that had started (seen running, or lost a second time)
-    run again one case per process; those that had not are sent to a fresh pool.
+    run again one case per process; those that had not are sent to a fresh pool. When ``stop``
+    says so (it is asked at least every ``poll`` seconds), the pool's processes are ended and no
+    more rows come.
     """
     size = batch_size(total, workers)
     pending = batches(tasks, size)
@@ -171,6 +175,9 @@ def run_local(
             if not inflight:
                 return
             done, _ = cf.wait(list(inflight), timeout=poll, return_when=cf.FIRST_COMPLETED)
+            if stop is not None and stop():
+                _kill(pool)
+                return
             now = time.monotonic()
             lost: list[list[Any]] = []
             for future in done:
@@ -255,7 +262,14 @@ def dask_missing() -> str | None:
 
 
 def run_dask(
-    config: Config, tasks: Iterable[Task], workers: int, *, total: int, scheduler: str | None, fn: BatchFn = run_many
+    config: Config,
+    tasks: Iterable[Task],
+    workers: int,
+    *,
+    total: int,
+    scheduler: str | None,
+    fn: BatchFn = run_many,
+    stop: Stop | None = None,
 ) -> Iterator[Row]:
     """The cases on a Dask cluster: a local one of ``workers`` processes, or ``scheduler``'s."""
     why = dask_missing()
@@ -303,6 +317,10 @@ def run_dask(
                     for t in batch
                 ]
             yield from rows
+            if stop is not None and stop():
+                for f in owner:
+                    f.cancel()
+                return
             nxt = submit()
             if nxt is not None:
                 stream.add(nxt)
@@ -322,12 +340,22 @@ def execute(
     scheduler: str | None = None,
     timeout: float = 300.0,
     fn: BatchFn = run_many,
+    stop: Stop | None = None,
 ) -> Iterator[Row]:
     """One row per case, as cases finish. ``workers=0`` runs them in this process. ``fn`` runs a
-    batch where the cases run (a module-level function, so that it pickles by name).
+    batch where the cases run (a module-level function, so that it pickles by name). ``stop``,
+    asked between rows (and while the local pool works), ends the run early: the cases not yet
+    answered get no row.
     """
     if backend == "dask":
-        return run_dask(config, tasks, max(1, workers), total=total, scheduler=scheduler, fn=fn)
+        return run_dask(config, tasks, max(1, workers), total=total, scheduler=scheduler, fn=fn, stop=stop)
     if workers <= 0:
-        return (row for t in tasks for row in fn(config, [t]))
-    return run_local(config, tasks, workers, total=total, timeout=timeout, fn=fn)
+        return _inline(config, tasks, fn, stop)
+    return run_local(config, tasks, workers, total=total, timeout=timeout, fn=fn, stop=stop)
+
+
+def _inline(config: Config, tasks: Iterable[Task], fn: BatchFn, stop: Stop | None) -> Iterator[Row]:
+    for t in tasks:
+        if stop is not None and stop():
+            return
+        yield from fn(config, [t])

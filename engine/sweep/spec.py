@@ -43,7 +43,7 @@ from ..errors import GpusizerError, InputError, Problems, hint
 from ..lang import expr as X
 from ..lang.ir import Span
 from ..load.schema import check, engine_schema
-from ..load.yamlsrc import Doc, load
+from ..load.yamlsrc import Doc, load, parse
 
 # the identity of a case changes with this number when what a row holds changes meaning
 ROW_FORMAT = 1
@@ -76,6 +76,7 @@ class Spec:
     display: str  # what a case's workload is called in messages: SPEC#ID
     where_span: Span | None = None
     defaults: Mapping[str, Any] = field(default_factory=dict)  # dotted key -> the workload schema's default
+    attached: Mapping[str, str] | None = None  # documents sent with it (a server's request); None: files
 
     @property
     def label_keys(self) -> tuple[str, ...]:
@@ -137,10 +138,28 @@ def case_key(workload: Mapping[str, Any], rulebase_sha: str, fields: tuple[str, 
 # -- reading -----------------------------------------------------------------------------------
 
 
+class TooManyCases(InputError):
+    """A specification makes more combinations than the limit (a server answers it as too large)."""
+
+
 def load_spec(path: str | os.PathLike[str], rec: Any) -> Spec:
-    """Read and check a sweep specification against the recommender's workload schema."""
+    """Read and check a sweep specification file against the recommender's workload schema."""
     file = os.fspath(path)
     doc = load(file, file, "workload")
+    return _checked(doc, rec, Path(file).parent, None, _max_cases())
+
+
+def read_spec(text: str, display: str, rec: Any, attached: Mapping[str, str], *, max_cases: int) -> Spec:
+    """Check a sweep specification given as text with its documents (a server's request).
+
+    No file is read: ``base:`` is a mapping or names an attached workload, and every workload
+    (the base, each case) reads its imports from ``attached`` only.
+    """
+    return _checked(parse(text, display, "workload"), rec, None, dict(attached), max_cases)
+
+
+def _checked(doc: Doc, rec: Any, spec_dir: Path | None, attached: dict[str, str] | None, limit: int) -> Spec:
+    file = doc.file
     if not isinstance(doc.data, dict):
         raise InputError(
             "a sweep specification must be a mapping with 'base:' and 'vary:' (or 'cases:')",
@@ -153,8 +172,7 @@ def load_spec(path: str | os.PathLike[str], rec: Any) -> Spec:
     if errors:
         raise Problems(errors)
     data = doc.data
-    spec_dir = Path(file).parent
-    base = _base(doc, spec_dir, rec)
+    base = _base(doc, spec_dir, rec) if spec_dir is not None else _attached_base(doc, attached or {})
     paths = _workload_paths(rec)
     problems: list[GpusizerError] = []
     values: dict[str, tuple[Any, ...]] = {}
@@ -172,14 +190,16 @@ def load_spec(path: str | os.PathLike[str], rec: Any) -> Spec:
                 problems.append(bad)
         explicit.append(dict(case))
     count = math.prod(len(v) for v in values.values()) if values else 0
-    limit = _max_cases()
     if count + len(explicit) > limit:
+        what = f"{count:,} combinations" + (f" and {len(explicit):,} cases" if explicit else "")
         problems.append(
             doc.error(
-                ("vary",),
-                f"vary: {count:,} combinations, more than the {limit:,} a sweep may have",
-                f"vary fewer keys or values, or split the sweep; {MAX_CASES_VAR} raises the limit",
+                ("vary",) if values else ("cases",),
+                f"{'vary' if values else 'cases'}: {what}, more than the {limit:,} a sweep may have",
+                "vary fewer keys or values, or split the sweep"
+                + (f"; {MAX_CASES_VAR} raises the limit" if spec_dir is not None else ""),
                 key=True,
+                cls=TooManyCases,
             )
         )
     where = data.get("where")
@@ -195,6 +215,8 @@ def load_spec(path: str | os.PathLike[str], rec: Any) -> Spec:
                     f"{hint(name, rec.rulebase.attributes)}name an attribute of 'gpusizer rules list'",
                 )
             )
+    if len(problems) == 1 and isinstance(problems[0], TooManyCases):
+        raise problems[0]
     if problems:
         raise Problems(problems)
     spec = Spec(
@@ -210,6 +232,7 @@ def load_spec(path: str | os.PathLike[str], rec: Any) -> Spec:
         display=file,
         where_span=doc.span(("where",)) if where is not None else None,
         defaults={".".join(p): n["default"] for p, n in rec.rulebase.inputs.leaves.items() if "default" in n},
+        attached=attached,
     )
     _check_values(doc, spec, rec)
     return spec
@@ -223,6 +246,26 @@ def _max_cases() -> int:
         raise InputError(
             f"{MAX_CASES_VAR}={raw!r} is not a whole number", help=f"unset it, or give a number such as {MAX_CASES}"
         ) from None
+
+
+def _attached_base(doc: Doc, attached: Mapping[str, str]) -> dict[str, Any]:
+    """The base workload of a specification sent to a server: a mapping, or an attached document."""
+    raw = doc.data["base"]
+    if isinstance(raw, dict):
+        return dict(raw)
+    if raw not in attached:
+        given = ", ".join(sorted(attached)) or "none"
+        raise doc.error(
+            ("base",),
+            f"base: {raw!r} is not a document attached to the request (attached: {given}); "
+            "no file is read from disk here",
+            "give the workload itself as a mapping under 'base:', or attach it to the request "
+            "and name it by the name it was attached under",
+        )
+    base_doc = parse(attached[raw], raw, "workload")
+    if not isinstance(base_doc.data, dict):
+        raise doc.error(("base",), f"base: '{raw}' is not a workload mapping", "attach a workload")
+    return dict(base_doc.data)
 
 
 def _base(doc: Doc, spec_dir: Path, rec: Any) -> dict[str, Any]:
@@ -341,8 +384,9 @@ def _parsed(source: str) -> X.Expr:
 
 def _validate(rec: Any, spec: Spec, values: tuple[tuple[str, Any], ...], label: str) -> GpusizerError | None:
     text = yaml.safe_dump(overlay(spec.base, values), sort_keys=False, allow_unicode=True)
+    rb = rec.rulebase
     try:
-        rec.load_text(text, f"{spec.display}#{label}")
+        rb.inputs.load(None, rb.catalogs, display=f"{spec.display}#{label}", text=text, attached=spec.attached)
     except GpusizerError as exc:
         return exc
     return None

@@ -33,6 +33,9 @@ class Config:
     knowledge: tuple[str, ...]  # --knowledge folders
     rulebase_sha: str  # what the command loaded; a worker with another rulebase refuses its cases
     fields: tuple[str, ...]  # the attributes each row records
+    # documents a server's request sent with the specification: a case's imports name these and no
+    # file is read; None (the command) reads imports from disk, relative to the specification
+    attached: tuple[tuple[str, str], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,7 @@ class Task:
     display: str
 
 
-_LOADED: dict[Config, Any] = {}
+_LOADED: dict[tuple[tuple[str, ...], tuple[str, ...]], Any] = {}
 
 
 def recommender(config: Config) -> Any:
@@ -54,7 +57,8 @@ def recommender(config: Config) -> Any:
     The cyclic collector pauses while the rulebase loads and what was loaded is then frozen out
     of its passes, as the command line does (``engine.cli.recommender``).
     """
-    rec = _LOADED.get(config)
+    loaded = (config.rules, config.knowledge)
+    rec = _LOADED.get(loaded)
     if rec is None:
         from ..api import Recommender
         from ..load.resources import data_dir
@@ -67,7 +71,7 @@ def recommender(config: Config) -> Any:
             gc.freeze()
             if enabled:
                 gc.enable()
-        _LOADED[config] = rec
+        _LOADED[loaded] = rec
     return rec
 
 
@@ -89,7 +93,9 @@ def run_task(config: Config, task: Task) -> dict[str, Any]:
                 help="install the same gpusizer version on every worker, and make --rules and --knowledge "
                 "folders the same on every host",
             )
-        workload = rec.load_text(task.text, task.display)
+        rb = rec.rulebase
+        attached = dict(config.attached) if config.attached is not None else None
+        workload = rb.inputs.load(None, rb.catalogs, display=task.display, text=task.text, attached=attached)
         row.update(values_row(rec.rulebase, rec.runner.run(workload).values, config.fields))
     except Exception as exc:  # a bug must not cost the other cases their rows
         row.update(failed(exc))

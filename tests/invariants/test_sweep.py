@@ -1,0 +1,114 @@
+"""The invariant sweep: every catalog model x task x precision x scenario x market x GPUs (the tool's
+choice, or each card family pinned as owned) holds every invariant of ``checks.INVARIANTS``.
+
+Two tiers (``space.TIERS``): ``pairs`` runs in every test run (every pair of dimension values, every
+model with every task on the tool's choice of GPUs, each at bf16, fp8 and int4), on the default
+backend, and each case again on the python backend, which must conclude the same values; ``full``,
+the whole product, is marked ``slow`` and runs once in CI (``pytest -m slow``), on the python
+backend (several times faster; the pairs tier holds the two backends to the same conclusions).
+
+Run a part of the space with GPUSIZER_SWEEP (``model=deepseek-v3,qwen3-30b-a3b task=serve-vllm``), one
+invariant with ``-k``; ``python -m tests.invariants`` prints every failure group with a workload.
+GPUSIZER_SWEEP_JOBS sets the worker processes, GPUSIZER_SWEEP_BACKEND the backend of both tiers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+
+import pytest
+
+from . import runner, space
+from .checks import INVARIANTS
+
+_reports: dict[str, runner.Report] = {}
+
+
+def sweep(tier: str) -> runner.Report:
+    """The tier's report, run once per test session."""
+    if tier not in _reports:
+        backend = os.environ.get("GPUSIZER_SWEEP_BACKEND") or (None if tier == "pairs" else "python")
+        report = runner.run(tier, space.only_from_env(), backend=backend, compare=tier == "pairs")
+        _reports[tier] = report
+        runner.REPORTS.append(report)
+    return _reports[tier]
+
+
+def _holds(report: runner.Report, invariant: str) -> None:
+    failed = report.failed(invariant)
+    if failed:
+        pytest.fail(
+            f"{failed:,} of {report.checked(invariant):,} break '{invariant}'\n{report.explain(invariant, groups=25)}",
+            pytrace=False,
+        )
+
+
+@pytest.mark.parametrize("invariant", [*INVARIANTS, runner.COMPARE])
+def test_pairs(invariant):
+    _holds(sweep("pairs"), invariant)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("invariant", list(INVARIANTS))
+def test_full(invariant):
+    _holds(sweep("full"), invariant)
+
+
+# -- the space itself ----------------------------------------------------------------------------------------
+def test_pairs_tier_covers_every_pair_of_values():
+    vals = space.values()
+    cases = list(space.pairs())
+    want = {(a, x, b, y) for a, b in itertools.combinations(space.DIMENSIONS, 2) for x in vals[a] for y in vals[b]}
+    have = {(a, c.dims()[a], b, c.dims()[b]) for c in cases for a, b in itertools.combinations(space.DIMENSIONS, 2)}
+    assert not want - have, sorted(want - have)[:10]
+    # the tool's own choice: every model with every task, at every precision
+    auto = {(c.model, c.task, c.precision) for c in cases if c.gpu == space.AUTO}
+    assert auto == set(itertools.product(vals["model"], vals["task"], vals["precision"]))
+    # every card of the catalog is pinned somewhere, and each workload is run at every precision
+    assert {c.card for c in cases} - {None} == set(space.catalog("gpus"))
+    rows: dict[tuple, set[str]] = {}
+    for c in cases:
+        rows.setdefault((c.model, c.task, c.scenario, c.market, c.card), set()).add(c.precision)
+    assert all(p == set(space.PRECISIONS) for p in rows.values())
+    assert len({c.id for c in cases}) == len(cases)
+
+
+def test_full_tier_is_the_product():
+    vals = space.values()
+    cases = list(space.full())
+    assert len(cases) == len({c.id for c in cases}) == len(list(itertools.product(*vals.values())))
+    assert {c.card for c in cases} - {None} == set(space.catalog("gpus"))
+
+
+def test_every_card_has_one_family():
+    members = [g for cards in space.families().values() for g in cards]
+    assert sorted(members) == sorted(space.catalog("gpus"))
+
+
+def test_only_what_cannot_be_expressed_is_trimmed(recommender):
+    from engine import InputError
+
+    # every workload of the covering tier that is not trimmed is one gpusizer reads ...
+    refused = []
+    for case in space.pairs():
+        if space.trimmed(case) is None:
+            try:
+                recommender.load(case.workload())
+            except InputError as exc:
+                refused.append(f"{case.id}: {exc.message}")
+    assert not refused, "refused but not trimmed (add a trim with its reason):\n" + "\n".join(refused[:20])
+    # ... and every trim is a combination it refuses
+    for name in space.TRIMS:
+        case = next(c for c in space.full() if space.trimmed(c) == name)
+        with pytest.raises(InputError):
+            recommender.load(case.workload())
+
+
+def test_only_selects_by_dimension():
+    only = space.parse_only("model=gpt2,bert-base-uncased task=serve-vllm;card=h100-sxm-80gb")
+    cases = space.select(space.full(), only)
+    assert cases and {c.model for c in cases} == {"gpt2", "bert-base-uncased"}
+    assert {c.task for c in cases} == {"serve-vllm"} and {c.card for c in cases} == {"h100-sxm-80gb"}
+    with pytest.raises(ValueError):
+        space.parse_only("modle=gpt2")
