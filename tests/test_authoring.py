@@ -40,6 +40,7 @@ def test_lint_corpus_covers_every_finding_kind():
         "tests",
         "load",
         "absent-field",
+        "long-line",
     } <= codes
 
 

@@ -28,6 +28,8 @@ from ..plan.resolve import PlannedRule
 from ..plan.rulebase import Rulebase, load_rulebase
 from ..report.document import to_json as _to_json
 
+LINE_WIDTH = 200  # the longest line a rule, base or test file may have: one a reviewer reads whole
+
 
 def _from_error(err: GpusizerError, code: str | None = None) -> list[Diagnostic]:
     """Loader errors as findings; the loader names the rule an error belongs to."""
@@ -236,6 +238,51 @@ def _template_checks(out: _Findings, rule: Rule) -> None:
                     f"a placeholder picks among {n} cases: {{{shown}}}",
                     "split the cases into rules, each with its case's conditions in 'when' and its own text",
                 )
+
+
+def _inference_checks(out: _Findings) -> None:
+    """The input-inference steps (knowledge files with ``infer:``), held to what rules are: each step
+    cites a source, its ``because`` text picks no case among several, and no line is over the width.
+    """
+    for inf in out.rb.inputs.inferences.values():
+        for step in inf.steps:
+            if not step.sources:
+                out.add(
+                    "warning",
+                    "source",
+                    None,
+                    step.span,
+                    f"inference step '{step.id}' cites no source",
+                    "add a 'source' with the document (and quote) that says so",
+                )
+            for part in step.because.parts:
+                if isinstance(part, Expr) and (n := branches(part.tree.body)) > 2:
+                    shown = part.source if len(part.source) <= 60 else part.source[:57] + "..."
+                    out.add(
+                        "warning",
+                        "split-cases",
+                        None,
+                        step.span,
+                        f"inference step '{step.id}': a placeholder picks among {n} cases: {{{shown}}}",
+                        "split the cases into steps, each with its case's 'when' and its own text",
+                    )
+
+
+def _long_lines(out: _Findings) -> None:
+    """A line over LINE_WIDTH characters in a rules directory: fold the text, or name a part of it."""
+    for d in out.rb.rule_dirs:
+        root = Path(d)
+        for path in sorted(root.rglob("*.yaml")):
+            for n, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+                if len(line) > LINE_WIDTH:
+                    out.add(
+                        "warning",
+                        "long-line",
+                        None,
+                        Span(str(Path(root.name) / path.relative_to(root)), n),
+                        f"a line of {len(line)} characters (at most {LINE_WIDTH})",
+                        "fold a long text into a '>-' block, or give a part of a long expression a name under 'let'",
+                    )
 
 
 def _rulebase_checks(out: _Findings) -> None:
@@ -516,6 +563,8 @@ def lint(
         return _from_error(exc), None
     out = _Findings(rb)
     _rulebase_checks(out)
+    _inference_checks(out)
+    _long_lines(out)
     _absent_field_checks(out)
     try:
         load_cases(rb)
