@@ -252,7 +252,7 @@ then:
   ranked: {id: "{t.id}", unflagged: t.flag != true, cost: t.cost}
   tallest: {id: "{t.id}", small: t.size < 5, size: t.size}
 source: {doc: test}
-""",
+"""
     }
     r = build(rules).recommend({"name": "w"})
     # unflagged false (a has flag) beats the cheaper c (cost 3); false first for argmax too: b and c
