@@ -86,3 +86,23 @@ def test_market_price_is_the_cost_rules_conversion(rulebase, catalog):
         old = _value(rulebase, written, values, {"d": item})
         new = _value(rulebase, "market_price(count * d.price, d.price_currency)", values, {"d": item})
         assert _same(old, new), (item.id, usd, cny, old, new)
+
+
+def test_the_rules_write_each_shared_formula_only_by_its_name():
+    """A catalog price is turned into the market's currency by market_price() only, and a card's
+    training rate by card_tflops(): no rule writes either expression out again.
+    """
+    from pathlib import Path
+
+    written = {
+        "market_price": ("price.usd if", "else price.cny"),
+        "card_tflops": ("fp32_tflops if memory.compute_mode == 'fp32' else (g.bf16_tflops if precision == 'bf16' and",),
+    }
+    rules = Path(__file__).resolve().parent.parent / "rules"
+    found = []
+    for path in sorted(rules.rglob("*.yaml")):
+        if path.name.endswith(".test.yaml"):
+            continue
+        text = path.read_text(encoding="utf-8")
+        found += [(path.name, name) for name, needles in written.items() if any(n in text for n in needles)]
+    assert found == []
