@@ -4,8 +4,8 @@
 
 Each point of points.yaml names a workload (workloads/<id>.yaml, written as a user would, the
 GPUs pinned) and a measured figure with its source. For each point this prints gpusizer's figure,
-the measured one and their ratio (gpusizer / measured for a speed; measured / gpusizer for GPU-hours,
-so that above 1 always means gpusizer expects the run to go faster than it did), then per set the
+the measured one and their ratio (gpusizer / measured for a speed; measured / gpusizer for GPU-hours
+and latencies, so that above 1 always means gpusizer expects the run to go faster than it did), then per set the
 median ratio and how many points lie within 1.25x and 1.5x. --markdown prints the README's table.
 """
 
@@ -32,15 +32,31 @@ def predict(rec, point: dict) -> float | None:
         return tps / count if tps and count else None
     if metric == "gpu_hours":
         return values.get("perf.gpu_hours")
+    if metric == "output_tokens_per_s":
+        return values.get("perf.output_tokens_per_s")
+    if metric == "ttft_ms":
+        ttft = values.get("perf.ttft_s")
+        return ttft * 1000 if ttft else None
+    if metric == "itl_ms":
+        plan = values.get("serving.plan") or {}
+        return plan["step_s"] * 1000 if plan.get("step_s") else None
     raise ValueError(f"{point['id']}: unknown metric {metric}")
 
 
 def ratio(point: dict, predicted: float | None) -> float | None:
     if not predicted:
         return None
-    if point["metric"] == "gpu_hours":
+    if point["metric"] in ("gpu_hours", "itl_ms", "ttft_ms"):
         return point["measured"] / predicted
     return predicted / point["measured"]
+
+
+SERVING = ("output_tokens_per_s", "itl_ms", "ttft_ms")
+PARTS = [("tune", "training"), ("held-back", "training"), ("tune", "serving"), ("held-back", "serving")]
+
+
+def kind(point: dict) -> str:
+    return "serving" if point["metric"] in SERVING else "training"
 
 
 def summary(rows: list[dict]) -> dict:
@@ -72,8 +88,9 @@ def main() -> int:
             pred = predict(rec, p)
             rows.append({**p, "predicted": pred, "ratio": ratio(p, pred)})
 
-    for part in ("tune", "held-back"):
-        part_rows = [r for r in rows if r["set"] == part]
+    for part in PARTS:
+        part_rows = [r for r in rows if (r["set"], kind(r)) == part]
+        part = f"{part[0]}, {part[1]}"
         if not part_rows:
             continue
         s = summary(part_rows)
@@ -94,7 +111,7 @@ def main() -> int:
             for r in part_rows:
                 pred = f"{r['predicted']:>12,.0f}" if r["predicted"] else "        none"
                 rat = f"{r['ratio']:6.2f}" if r["ratio"] else "     -"
-                print(f"  {r['id']:<36} {r['metric']:<28} {r['measured']:>12,} {pred} {rat}")
+                print(f"  {r['id']:<46} {r['metric']:<27} {r['measured']:>10,} {pred} {rat}")
             print(
                 f"  median {s['median']:.3f}   within 1.25x {s['within_1_25']}/{s['points']}   "
                 f"within 1.5x {s['within_1_5']}/{s['points']}   worst {s['worst']:.2f}"
