@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import math
 import re
 import statistics
 import sys
@@ -174,9 +175,12 @@ def test_an_fp8_cache_doubles_the_tokens(rec: Any) -> None:
 def test_a_deadline_raises_the_gpu_count_from_compute(rec: Any) -> None:
     base = rec.recommend(example("cluster-llama2-70b-pretrain"))
     r = rec.recommend(example("cluster-llama2-70b-deadline"))
-    # memory alone gives whole 8-GPU boards that would take years; compute for 90 days takes at least 4 times as many
-    assert base["perf.train_days"] > 10 * 90
-    assert r["gpu.count"] >= 4 * base["gpu.count"]
+    # memory alone gives whole 8-GPU boards that would take years; compute for 90 days takes at least 3 times as many:
+    # the model FLOPs over 90 days at the utilization of the card's peak, rounded up to whole 8-GPU nodes
+    assert base["perf.train_days"] > 2 * 365
+    assert r["gpu.count"] >= 3 * base["gpu.count"]
+    rate = r["perf.peak_tflops"] * 1e12 * r["perf.model_flops_utilization"]
+    assert r["gpu.count"] == 8 * math.ceil(math.ceil(r["perf.train_flops"] / (90 * 86400 * rate)) / 8)
     assert r["perf.train_days"] <= 90
     assert r["gpu.per_node"] in (1, 2, 4, 8)
     tighter = example("cluster-llama2-70b-deadline")
@@ -222,3 +226,35 @@ def test_a_deadline_small_enough_for_one_node_stays_on_one(rec: Any) -> None:
     assert r["nodes"] == 1
     assert r["gpu.count"] in (1, 2, 4, 8)
     assert r["perf.train_days"] <= 1
+
+
+def test_a_pinned_tensor_parallel_size_is_the_one_planned(rec: Any) -> None:
+    """parallelism.tensor_parallel: 4 on 8 owned H100 plans 2 replicas at TP4, as a measured TP4 deployment runs."""
+    w = {
+        "name": "tp4",
+        "task": "inference",
+        "model": {"name": "llama-3.1-70b"},
+        "precision": "bf16",
+        "serving": {"engine": "vllm", "concurrent_requests": 64, "prompt_tokens": 1000, "output_tokens": 500},
+        "gpu": {"model": "h100-sxm-80gb", "count": 8},
+    }
+    auto = rec.recommend(w)["serving.plan"]
+    pinned = rec.recommend({**w, "parallelism": {"tensor_parallel": 4}})["serving.plan"]
+    assert (pinned["tensor_parallel"], pinned["replicas"], pinned["count"]) == (4, 2, 8)
+    assert auto["tensor_parallel"] != 4
+    # the same pin without a serving: section splits the model over 4 GPUs
+    plain = {k: v for k, v in w.items() if k not in ("serving", "gpu")}
+    r = rec.recommend({**plain, "batch_size": 4, "sequence_length": 4096, "parallelism": {"tensor_parallel": 4}})
+    assert r["gpu.count"] == 4 and "tensor parallel, degree 4" in r["gpu.selection"]["split"]
+
+
+def test_a_tensor_parallel_size_that_does_not_divide_the_heads_is_an_alert(rec: Any) -> None:
+    w = {
+        "name": "tp3",
+        "task": "inference",
+        "model": {"name": "llama-3.1-8b"},
+        "precision": "bf16",
+        "parallelism": {"tensor_parallel": 3},
+    }
+    r = rec.recommend(w)
+    assert any("tensor_parallel 3 does not divide" in a for a in r["alerts"])
