@@ -80,7 +80,7 @@ def test_a_speed_target_adds_replicas_and_is_met(rec: Any) -> None:
     assert f["gpu.selection"]["cost"] >= r["gpu.selection"]["cost"]
 
 
-@pytest.mark.parametrize("engine", ["vllm", "sglang", "tgi", "transformers"])
+@pytest.mark.parametrize("engine", ["vllm", "sglang", "tgi", "trtllm", "transformers"])
 def test_every_engine_gets_a_plan(rec: Any, engine: str) -> None:
     w = example("serving-qwen2.5-7b-32-users")
     w["serving"]["engine"] = engine
@@ -286,3 +286,34 @@ def test_a_decode_step_reads_the_cache_apart_and_carries_prompt_chunks(rec: Any)
     flops = 2 * params * (1 + p / o) + 4 * layers * ctx * hidden + 2 * layers * hidden * p * p / o
     old = max((weights + b * ctx * kvbpt) / bw, b * flops * per_flop)
     assert plan["step_s"] > 1.15 * old
+
+
+def test_tensorrt_llm_keeps_the_cache_in_16_bits_unless_told(rec: Any) -> None:
+    """Llama 3.3 70B in FP8 on 2 x H100 with TensorRT-LLM: the KV cache is the 16-bit one gpusizer assumes for every
+    engine (the LLM API takes the checkpoint's KV dtype, which the workload does not name); kv_cache_dtype: fp8 halves
+    each request's cache, so the two cards hold about twice the requests. The budget is 90% of what is free after the
+    weights, the profiling pass and the memory outside PyTorch."""
+    w = {
+        "name": "trtllm",
+        "task": "inference",
+        "model": {"name": "llama-3.3-70b"},
+        "precision": "fp8",
+        "serving": {"engine": "trtllm", "concurrent_requests": 50, "prompt_tokens": 5000, "output_tokens": 500},
+        "gpu": {"model": "h100-sxm-80gb", "count": 2},
+    }
+    bf16 = rec.recommend(w)
+    fp8 = rec.recommend({**w, "serving": {**w["serving"], "kv_cache_dtype": "fp8"}})
+    assert bf16["serving.kv_bytes_per_token"] == 2 * fp8["serving.kv_bytes_per_token"]
+    a, b = bf16["serving.plan"], fp8["serving.plan"]
+    assert a["engine"] == "trtllm" and a["tensor_parallel"] == 2
+    assert b["kv_cache_tokens"] == pytest.approx(2 * a["kv_cache_tokens"], rel=0.01)
+    assert a["max_concurrency"] < 50 <= b["max_concurrency"]
+    # 90% of (device memory - weights - profiling pass - memory outside PyTorch and CUDA graphs), in 32-token blocks
+    engines = yaml.safe_load((ROOT / "knowledge" / "serving_engines.yaml").read_text(encoding="utf-8"))
+    e = next(i for i in engines["items"] if i["id"] == "trtllm")
+    gib = 1024**3
+    weights = bf16["memory.weights_gb"] * 1e9 / 2
+    profiling = e["activation_bytes_per_token_mlp"] * e["max_num_batched_tokens"] * 28672 / 2
+    free = a["per_gpu_gb"] * 1e9 - weights - profiling - (e["non_torch_tp_gib"] + e["cuda_graph_gib"]) * gib
+    per_token = bf16["serving.kv_bytes_per_token"] / 2
+    assert a["kv_cache_tokens"] == math.floor(e["kv_share"] * free / (32 * per_token)) * 32
