@@ -18,7 +18,7 @@ MODELS = {m["id"]: m for m in yaml.safe_load((ROOT / "knowledge" / "models.yaml"
 MOE = sorted(k for k, m in MODELS.items() if (m.get("experts") or 1) > 1)
 HF = ROOT / "tests" / "fixtures" / "hf-configs"
 MOE_CONFIGS = ["Qwen--Qwen3-30B-A3B.json", "deepseek-ai--DeepSeek-R1.json", "openai--gpt-oss-20b.json"]
-ENGINES = ["vllm", "sglang", "tgi", "transformers"]
+ENGINES = ["vllm", "sglang", "tgi", "trtllm", "transformers"]
 
 
 def value(r: Any, name: str) -> Any:
