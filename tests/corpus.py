@@ -44,13 +44,18 @@ _SHARED: dict[str, _Shared] = {}
 
 def shared_recommender(args: Any) -> Any:
     """What ``engine.cli.recommender`` gives a command, loaded once per test process for the shipped
-    rules and knowledge (loading and planning them takes most of a second); a command with
-    --rules or --knowledge overlays still loads its own, so that each broken overlay is read."""
-    if getattr(args, "rules", None) or getattr(args, "knowledge", None):
+    rules and knowledge (loading and planning them takes most of a second) and the same GPUSIZER_*
+    settings (limits are read while loading); a command with --rules or --knowledge overlays still
+    loads its own, so that each broken overlay is read."""
+    if not _SHARING[-1] or getattr(args, "rules", None) or getattr(args, "knowledge", None):
         return _RECOMMENDER(args)
-    if "shipped" not in _SHARED:
-        _SHARED["shipped"] = _Shared(_RECOMMENDER(args))
-    return _SHARED["shipped"]
+    key = repr(sorted((k, v) for k, v in os.environ.items() if k.startswith("GPUSIZER_")))
+    if key not in _SHARED:
+        _SHARED[key] = _Shared(_RECOMMENDER(args))
+    return _SHARED[key]
+
+
+_SHARING = [True]
 
 
 def _share_the_rulebase() -> None:
@@ -65,13 +70,15 @@ def _share_the_rulebase() -> None:
             mod.recommender = shared_recommender  # type: ignore[attr-defined]
 
 
-def run_cli(argv: list[str]) -> tuple[int, str, str]:
+def run_cli(argv: list[str], shared: bool = True) -> tuple[int, str, str]:
     """Run the CLI in-process from the repository root; exit code, stdout, stderr. Commands on the
-    shipped rulebase share one loaded Recommender (shared_recommender); the CLI's own loading is
-    tested in a subprocess by the attack corpus and tests/test_engine.py."""
+    shipped rulebase share one loaded Recommender (shared_recommender); ``shared=False`` loads the
+    rulebase as the command itself does, for a test that changes how loading goes (a patched
+    backend). The CLI's own loading is also tested in subprocesses (the attack corpus, test_engine)."""
     from engine.cli import main
 
     _share_the_rulebase()
+    _SHARING.append(shared)
     out, err = io.StringIO(), io.StringIO()
     cwd = os.getcwd()
     os.chdir(ROOT)
@@ -83,6 +90,7 @@ def run_cli(argv: list[str]) -> tuple[int, str, str]:
                 code = exc.code
     finally:
         os.chdir(cwd)
+        _SHARING.pop()
     return code, out.getvalue(), err.getvalue()
 
 
