@@ -48,3 +48,33 @@ def pytest_xdist_make_scheduler(config, log):
             return scope_of(nodeid)
 
     return Scheduling(config, log)
+
+
+# -- the invariant sweeps' closing counts, pass or fail ------------------------------------------------------
+# Here rather than in tests/invariants/conftest.py: under pytest-xdist the controller, which prints the
+# summary, collects nothing and so never loads a conftest below this one. A worker hands its counts over.
+_from_workers: list[tuple[str, str]] = []
+
+
+def _sweeps() -> list[tuple[str, str]]:
+    for name, module in list(sys.modules.items()):
+        if name.endswith("invariants.runner"):
+            return [(r.tier, r.counts()) for r in getattr(module, "REPORTS", [])]
+    return []
+
+
+def pytest_sessionfinish(session):
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker
+        workeroutput["invariant_sweeps"] = _sweeps()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    _from_workers.extend(tuple(x) for x in getattr(node, "workeroutput", {}).get("invariant_sweeps", []))
+
+
+def pytest_terminal_summary(terminalreporter):
+    for tier, counts in _sweeps() + _from_workers:
+        terminalreporter.write_sep("-", f"invariant sweep: tier {tier}")
+        terminalreporter.write_line(counts)
