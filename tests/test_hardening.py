@@ -47,8 +47,14 @@ def _assert_no_growth(cycle, what: str, n: int = 100) -> None:
     assert mb < RSS_MB_PER_RECOMMENDER * n, f"{mb:.1f} MB more after {n} {what}"
 
 
+# 30 recommenders show a leak of megabytes each (the ones these tests were written for) in every run;
+# 100, in the slow tier, also one of a single Python object each.
+SCALE = [30, pytest.param(100, marks=pytest.mark.slow)]
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
-def test_100_recommenders_leave_threads_and_memory_at_baseline(rulebase):
+@pytest.mark.parametrize("n", SCALE)
+def test_recommenders_leave_threads_and_memory_at_baseline(rulebase, n):
     """Each Recommender used to keep ~3 threads and ~7.5 MB for good (durable-rules' rulesets and Host)."""
     import gc
 
@@ -58,11 +64,12 @@ def test_100_recommenders_leave_threads_and_memory_at_baseline(rulebase):
                 rec.recommend(EXAMPLE)
         gc.collect()
 
-    _assert_no_growth(cycle, "recommenders")
+    _assert_no_growth(cycle, "recommenders", n)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
-def test_recommenders_dropped_without_close_are_freed_when_collected(rulebase):
+@pytest.mark.parametrize("n", SCALE)
+def test_recommenders_dropped_without_close_are_freed_when_collected(rulebase, n):
     """Each one unclosed used to keep about 4.8 MB of durable-rules' rulesets until the process ended."""
     import gc
 
@@ -71,7 +78,7 @@ def test_recommenders_dropped_without_close_are_freed_when_collected(rulebase):
             Recommender(rulebase=rulebase).recommend(EXAMPLE)
         gc.collect()
 
-    _assert_no_growth(cycle, "unclosed recommenders")
+    _assert_no_growth(cycle, "unclosed recommenders", n)
 
 
 def test_a_closed_recommender_says_so(rulebase):
