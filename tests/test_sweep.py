@@ -457,10 +457,10 @@ def _generated(n, stride=1):
 
 
 @pytest.mark.parametrize(
-    ("generated", "stride", "least"), [(60, 14, 75), pytest.param(300, 1, 250, marks=pytest.mark.slow)]
+    ("generated", "stride", "least"), [(72, 12, 75), pytest.param(300, 1, 250, marks=pytest.mark.slow)]
 )
 def test_the_conclusions_only_path_gives_the_full_paths_conclusions(recommender, generated, stride, least):
-    """Every example and 60 generated workloads over every model (the first 300 of the product in the slow
+    """Every example and 72 generated workloads over every model (the first 300 of the product in the slow
     tier): the values a sweep records are the report's."""
     from engine.report.document import document
     from engine.sweep.table import table_config

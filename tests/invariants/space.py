@@ -160,12 +160,25 @@ def make_case(dims: Mapping[str, str], turn: int) -> Case:
 
 
 # -- combinations that cannot be expressed ---------------------------------------------------------
-# name -> (why the combination cannot be written as a workload, which cases it is). None today: the
-# workload schema accepts every combination of the dimensions (a serving section for an encoder or a
-# vision model, int4 training, an owned card outside its market), so each is run and must get a
-# machine, a "none fits" the catalog confirms, or a documented input error. test_sweep.py checks
-# that every untrimmed case of the covering tier loads and that each trim is refused.
-TRIMS: dict[str, tuple[str, Callable[[Case], bool]]] = {}
+# name -> (why the combination cannot be written as a workload, which cases it is). Each is refused by
+# an input check of knowledge/model_inference.yaml with its fix; every other combination (an owned card
+# outside its market, say) is run and must get a machine, a "none fits" the catalog confirms, or a
+# documented input error. test_sweep.py checks that every untrimmed case of the covering tier loads
+# and that each trim is refused.
+TRIMS: dict[str, tuple[str, Callable[[Case], bool]]] = {
+    "integer-full-training": (
+        "full training in an integer format "
+        "(check full-training-needs-floating-point-weights: use bf16, fp8 or adapters)",
+        lambda case: case.task == "training" and case.precision == "int4",
+    ),
+    "serving-a-non-generator": (
+        "a serving: section on an encoder or vision model "
+        "(check serving-needs-a-text-generator: they generate no tokens)",
+        lambda case: (
+            case.task.startswith("serve-") and catalog("models")[case.model].get("kind", "decoder") != "decoder"
+        ),
+    ),
+}
 
 
 def trimmed(case: Case) -> str | None:
