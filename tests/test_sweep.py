@@ -270,6 +270,21 @@ def test_a_case_that_hangs_is_stopped_at_the_timeout_and_the_others_finish(recom
     assert all(r["status"] == "ok" for c, r in rows.items() if c != HANG), rows
 
 
+def test_on_dask_a_case_that_hangs_is_stopped_at_the_timeout_and_the_others_finish(recommender, tmp_path):
+    pytest.importorskip("distributed", reason="the dask extra is not installed (pip install -e '.[test,serve,dask]')")
+    from sweep_helpers import HANG, hanging
+
+    from engine.sweep.execute import run_dask
+
+    config, tasks = _tasks(recommender, tmp_path, 4)
+    rows = {
+        r["case"]: r for r in run_dask(config, tasks, 2, total=len(tasks), scheduler=None, timeout=5, fn=hanging)
+    }
+    assert sorted(rows) == [t.case for t in tasks]
+    assert rows[HANG]["status"] == "timeout" and "longer than 5 s" in rows[HANG]["error"]
+    assert all(r["status"] == "ok" for c, r in rows.items() if c != HANG), rows
+
+
 def test_an_invalid_combination_is_a_row_and_costs_the_others_nothing(tmp_path):
     # each value is valid beside the others' first values; 16 key/value heads and 8 heads are not
     base = {"name": "w", "task": "inference", "model": {"name": "llama-3.1-8b"}, "precision": "bf16"}
