@@ -288,6 +288,21 @@ def test_owned_cards_are_kept_at_their_count(card: str, count: int, scenario: st
     assert _v(r, "cost.gpus") == 0
 
 
+@pytest.mark.parametrize("card", ["a100-pcie-80gb", "l40s-48gb", "h100-pcie-80gb"])
+def test_an_owned_passive_card_in_a_personal_build_says_it_needs_a_server(card: str, run: Any) -> None:
+    """The note said no platform took one of them because "HGX and OAM boards hold 4 or 8", of a PCIe card; the cause
+    is the explicit personal scenario, which builds towers, and a passive card's need for a server's airflow."""
+    r = run({**HOME_LORA, "name": f"owned-passive-{card}", "gpu": {"model": card, "count": 1}})
+    assert _v(r, "gpu.selection") is None
+    note = _v(r, "gpu.owned_note")
+    assert "HGX" not in note and "passive card needs the forced airflow of a server" in note, note
+    # the same card under a company scenario is built into a server
+    served = run(
+        {**HOME_LORA, "name": f"owned-passive-{card}-sme", "scenario": "sme", "gpu": {"model": card, "count": 1}}
+    )
+    assert _v(served, "gpu.count") == 1 and _v(served, "cost.gpus") == 0
+
+
 # ---------------------------------------------------------------------------------------------------- 7. labels
 
 
