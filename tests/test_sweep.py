@@ -277,9 +277,7 @@ def test_on_dask_a_case_that_hangs_is_stopped_at_the_timeout_and_the_others_fini
     from engine.sweep.execute import run_dask
 
     config, tasks = _tasks(recommender, tmp_path, 4)
-    rows = {
-        r["case"]: r for r in run_dask(config, tasks, 2, total=len(tasks), scheduler=None, timeout=5, fn=hanging)
-    }
+    rows = {r["case"]: r for r in run_dask(config, tasks, 2, total=len(tasks), scheduler=None, timeout=5, fn=hanging)}
     assert sorted(rows) == [t.case for t in tasks]
     assert rows[HANG]["status"] == "timeout" and "longer than 5 s" in rows[HANG]["error"]
     assert all(r["status"] == "ok" for c, r in rows.items() if c != HANG), rows
