@@ -47,16 +47,9 @@ def _holds(report: runner.Report, invariant: str) -> None:
         )
 
 
-# A known defect, open in the project's issue on whole-space correctness: serving plans are ranked on an
-# estimate of the host around them (per-core, per-GB prices), then the chosen one is priced part by part, so a
-# quantized workload's first-ranked plan can cost up to a few percent more than the 16-bit one's. The check
-# still runs and reports every case; it turns back into a failing test once ranking uses exact prices
-# (strict: a pass makes this marker fail, so it is removed then).
-KNOWN = {
-    "quantizing-cost": pytest.mark.xfail(
-        reason="serving plans ranked on an estimated host cost (open: rank on the exactly priced machine)", strict=True
-    )
-}
+# Invariants that fail for a known, open defect: name -> pytest.mark.xfail(reason=..., strict=True), so that the
+# check still runs and reports its cases, and the marker fails the day it passes. None at present.
+KNOWN: dict[str, pytest.MarkDecorator] = {}
 
 
 def _params(invariants):
