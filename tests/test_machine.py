@@ -303,6 +303,37 @@ def test_an_owned_passive_card_in_a_personal_build_says_it_needs_a_server(card: 
     assert _v(served, "gpu.count") == 1 and _v(served, "cost.gpus") == 0
 
 
+@pytest.mark.parametrize("scenario", ["sme", "cluster"])
+def test_owned_open_air_cards_in_a_company_scenario_are_told_to_build_a_tower(scenario: str, run: Any) -> None:
+    """The shipped owned-RTX-3090 example moved to a company scenario got "none that scenario allows has the slots,
+    power and cooling": the cause is that company scenarios build rack servers and an open-air card goes in a tower."""
+    r = run(
+        {
+            **HOME_LORA,
+            "name": f"owned-open-air-{scenario}",
+            "scenario": scenario,
+            "gpu": {"model": "rtx-3090-24gb", "count": 2},
+        }
+    )
+    assert _v(r, "gpu.selection") is None
+    note = _v(r, "gpu.owned_note")
+    assert (
+        f"open-air card recirculates its heat and goes in a tower, and scenario {scenario} builds rack servers" in note
+    )
+
+
+@pytest.mark.parametrize(
+    "card, precision, cause",
+    [("rtx-3090-24gb", "fp8", "no FP8 tensor cores"), ("v100-sxm2-32gb", "bf16", "no bfloat16 support")],
+)
+def test_owned_cards_a_rule_rules_out_are_told_why(card: str, precision: str, cause: str, run: Any) -> None:
+    """The owned-RTX-3090 example at fp8 was told "no platform in the catalog takes 2 of them"; the card has no FP8."""
+    r = run({**HOME_LORA, "name": f"owned-excluded-{card}", "precision": precision, "gpu": {"model": card, "count": 2}})
+    assert _v(r, "gpu.selection") is None
+    note = _v(r, "gpu.owned_note")
+    assert "cannot run this workload" in note and cause in note and "platform" not in note, note
+
+
 # ---------------------------------------------------------------------------------------------------- 7. labels
 
 
