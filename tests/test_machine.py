@@ -5,9 +5,13 @@ fault; its neighbours (other scenarios, markets, precisions and cards) are run b
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
 
 HOME_LORA = {
     "name": "home-lora",
@@ -332,6 +336,18 @@ def test_owned_cards_a_rule_rules_out_are_told_why(card: str, precision: str, ca
     assert _v(r, "gpu.selection") is None
     note = _v(r, "gpu.owned_note")
     assert "cannot run this workload" in note and cause in note and "platform" not in note, note
+
+
+@pytest.mark.parametrize("example", ["vision-resnet50-imagenet-training", "cluster-llama2-70b-pretrain"])
+def test_none_fits_under_scenario_personal_says_what_towers_cannot_take(example: str, run: Any) -> None:
+    """Shipped examples moved to scenario personal (8 GPUs pinned; 1.5 TB of training state) got only the generic
+    none-fits warning; the cause is the towers that scenario builds."""
+    w = yaml.safe_load((ROOT / "examples" / f"{example}.yaml").read_text())
+    r = run({**w, "name": f"{example}-personal", "scenario": "personal"})
+    assert _v(r, "gpu.selection") is None
+    assert any(
+        "Scenario personal builds towers (the largest in the catalog takes 4 GPUs" in x for x in _v(r, "warnings")
+    )
 
 
 # ---------------------------------------------------------------------------------------------------- 7. labels
