@@ -20,3 +20,61 @@ def recommender(rulebase):
     from engine import Recommender
 
     return Recommender(rulebase=rulebase)
+
+
+# -- pytest-xdist: one worker per invariant sweep tier -----------------------------------------------------
+# The parametrized tests of these functions read one result that their process computes once (an invariant
+# sweep tier over its own pool of processes): each function's cases go to one worker, so that the tier runs
+# once. Every other test is a unit of its own, spread over the workers as they free up.
+SHARED_RESULT = (
+    "tests/invariants/test_sweep.py::test_cover",
+    "tests/invariants/test_sweep.py::test_pairs",
+    "tests/invariants/test_sweep.py::test_full",
+)
+
+
+def scope_of(nodeid: str) -> str:
+    """The unit a test is scheduled in: its function for those of SHARED_RESULT, else the test itself."""
+    function = nodeid.split("[", 1)[0]
+    return function if function in SHARED_RESULT else nodeid
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Scheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return scope_of(nodeid)
+
+    return Scheduling(config, log)
+
+
+# -- the invariant sweeps' closing counts, pass or fail ------------------------------------------------------
+# Here rather than in tests/invariants/conftest.py: under pytest-xdist the controller, which prints the
+# summary, collects nothing and so never loads a conftest below this one. A worker hands its counts over.
+_from_workers: list[tuple[str, str]] = []
+
+
+def _sweeps() -> list[tuple[str, str]]:
+    for name, module in list(sys.modules.items()):
+        if name.endswith("invariants.runner"):
+            return [(r.tier, r.counts()) for r in getattr(module, "REPORTS", [])]
+    return []
+
+
+def pytest_sessionfinish(session):
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker
+        workeroutput["invariant_sweeps"] = _sweeps()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    _from_workers.extend(tuple(x) for x in getattr(node, "workeroutput", {}).get("invariant_sweeps", []))
+
+
+def pytest_terminal_summary(terminalreporter):
+    for tier, counts in _sweeps() + _from_workers:
+        terminalreporter.write_sep("-", f"invariant sweep: tier {tier}")
+        terminalreporter.write_line(counts)

@@ -514,7 +514,7 @@ SERVING_VALUES: dict[str, tuple[list[object], list[object]]] = {
     "concurrent_requests": ([1, 2, 32, 200, 5000, 10**8], [0, -1, 1.5, "auto"]),
     "prompt_tokens": ([1, 128, 2000, 32768, 10**6], [0, "auto"]),
     "output_tokens": ([1, 100, 4096, 10**6], [0]),
-    "engine": (["vllm", "sglang", "tgi", "transformers"], ["other"]),
+    "engine": (["vllm", "sglang", "tgi", "trtllm", "transformers"], ["other"]),
     "kv_cache_dtype": (["auto", "fp8"], ["int4"]),
     "gpu_memory_utilization": (["auto", 1e-9, 0.05, 0.5, 0.9, 1], [1.5, 0]),
     "max_num_batched_tokens": (["auto", 1, 16, 256, 2048, 10**8], [0]),

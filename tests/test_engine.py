@@ -359,6 +359,6 @@ def test_a_rule_engine_that_cannot_load_is_a_clear_error(monkeypatch, error, say
     from corpus import run_cli
 
     monkeypatch.setattr(durable, "_IMPORT_ERROR", error)
-    code, out, err = run_cli(["recommend", "examples/llama2-70b-chat.yaml"])
+    code, out, err = run_cli(["recommend", "examples/llama2-70b-chat.yaml"], shared=False)
     assert code == 69 and out == ""
     assert says in err and "help: " in err and "Traceback" not in err

@@ -5,9 +5,13 @@ fault; its neighbours (other scenarios, markets, precisions and cards) are run b
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
 
 HOME_LORA = {
     "name": "home-lora",
@@ -286,6 +290,64 @@ def test_owned_cards_are_kept_at_their_count(card: str, count: int, scenario: st
     )
     assert _v(r, "gpu.count") == count
     assert _v(r, "cost.gpus") == 0
+
+
+@pytest.mark.parametrize("card", ["a100-pcie-80gb", "l40s-48gb", "h100-pcie-80gb"])
+def test_an_owned_passive_card_in_a_personal_build_says_it_needs_a_server(card: str, run: Any) -> None:
+    """The note said no platform took one of them because "HGX and OAM boards hold 4 or 8", of a PCIe card; the cause
+    is the explicit personal scenario, which builds towers, and a passive card's need for a server's airflow."""
+    r = run({**HOME_LORA, "name": f"owned-passive-{card}", "gpu": {"model": card, "count": 1}})
+    assert _v(r, "gpu.selection") is None
+    note = _v(r, "gpu.owned_note")
+    assert "HGX" not in note and "passive card needs the forced airflow of a server" in note, note
+    # the same card under a company scenario is built into a server
+    served = run(
+        {**HOME_LORA, "name": f"owned-passive-{card}-sme", "scenario": "sme", "gpu": {"model": card, "count": 1}}
+    )
+    assert _v(served, "gpu.count") == 1 and _v(served, "cost.gpus") == 0
+
+
+@pytest.mark.parametrize("scenario", ["sme", "cluster"])
+def test_owned_open_air_cards_in_a_company_scenario_are_told_to_build_a_tower(scenario: str, run: Any) -> None:
+    """The shipped owned-RTX-3090 example moved to a company scenario got "none that scenario allows has the slots,
+    power and cooling": the cause is that company scenarios build rack servers and an open-air card goes in a tower."""
+    r = run(
+        {
+            **HOME_LORA,
+            "name": f"owned-open-air-{scenario}",
+            "scenario": scenario,
+            "gpu": {"model": "rtx-3090-24gb", "count": 2},
+        }
+    )
+    assert _v(r, "gpu.selection") is None
+    note = _v(r, "gpu.owned_note")
+    assert (
+        f"open-air card recirculates its heat and goes in a tower, and scenario {scenario} builds rack servers" in note
+    )
+
+
+@pytest.mark.parametrize(
+    "card, precision, cause",
+    [("rtx-3090-24gb", "fp8", "no FP8 tensor cores"), ("v100-sxm2-32gb", "bf16", "no bfloat16 support")],
+)
+def test_owned_cards_a_rule_rules_out_are_told_why(card: str, precision: str, cause: str, run: Any) -> None:
+    """The owned-RTX-3090 example at fp8 was told "no platform in the catalog takes 2 of them"; the card has no FP8."""
+    r = run({**HOME_LORA, "name": f"owned-excluded-{card}", "precision": precision, "gpu": {"model": card, "count": 2}})
+    assert _v(r, "gpu.selection") is None
+    note = _v(r, "gpu.owned_note")
+    assert "cannot run this workload" in note and cause in note and "platform" not in note, note
+
+
+@pytest.mark.parametrize("example", ["vision-resnet50-imagenet-training", "cluster-llama2-70b-pretrain"])
+def test_none_fits_under_scenario_personal_says_what_towers_cannot_take(example: str, run: Any) -> None:
+    """Shipped examples moved to scenario personal (8 GPUs pinned; 1.5 TB of training state) got only the generic
+    none-fits warning; the cause is the towers that scenario builds."""
+    w = yaml.safe_load((ROOT / "examples" / f"{example}.yaml").read_text())
+    r = run({**w, "name": f"{example}-personal", "scenario": "personal"})
+    assert _v(r, "gpu.selection") is None
+    assert any(
+        "Scenario personal builds towers (the largest in the catalog takes 4 GPUs" in x for x in _v(r, "warnings")
+    )
 
 
 # ---------------------------------------------------------------------------------------------------- 7. labels

@@ -12,7 +12,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpus import run_cli
-from engine import Recommender, RuleBug, RuleError
+from engine import GpusizerError, Recommender, RuleBug
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKLOAD = """name: fails
@@ -45,8 +45,9 @@ def workload(tmp_path: Path) -> Path:
 
 
 def test_a_value_in_the_users_knowledge_overlay_is_their_input_error(tmp_path: Path) -> None:
-    """An overlay that gives the L40S NVLink but no NVLink bandwidth breaks the shipped serving plan on two of
-    them: exit 2, naming the overlay and the item."""
+    """An overlay that gives the L40S NVLink but no NVLink bandwidth once broke the shipped serving plan on two of
+    them; the catalog now declares that NVLink needs its bandwidth (required_when), so loading refuses the overlay:
+    exit 2, naming the overlay's file, the item and the missing field, never a bug in gpusizer."""
     site = tmp_path / "site"
     site.mkdir()
     (site / "gpus.yaml").write_text("catalog: gpu\nitems:\n  - id: l40s-48gb\n    nvlink: true\n")
@@ -54,9 +55,11 @@ def test_a_value_in_the_users_knowledge_overlay_is_their_input_error(tmp_path: P
     two.write_text(WORKLOAD.replace("{model: h100-sxm-80gb, count: 4}", "{model: l40s-48gb, count: 2}"))
     code, _, err = run_cli(["recommend", str(two), "--knowledge", str(site)])
     assert code == 2, err
-    assert "serving-plan-vllm" in err and "overlay site" in err and "gpu 'l40s-48gb'" in err
-    with Recommender(knowledge=[ROOT / "knowledge", site]) as r, pytest.raises(RuleError) as exc:
-        r.recommend(two)
+    assert "site/gpus.yaml:3" in err and "l40s-48gb" in err and "nvlink_bandwidth_gbs" in err
+    assert "a bug in gpusizer" not in err
+    with pytest.raises(GpusizerError) as exc:
+        with Recommender(knowledge=[ROOT / "knowledge", site]) as r:
+            r.recommend(two)
     assert not isinstance(exc.value, RuleBug)
 
 

@@ -18,7 +18,7 @@ MODELS = {m["id"]: m for m in yaml.safe_load((ROOT / "knowledge" / "models.yaml"
 MOE = sorted(k for k, m in MODELS.items() if (m.get("experts") or 1) > 1)
 HF = ROOT / "tests" / "fixtures" / "hf-configs"
 MOE_CONFIGS = ["Qwen--Qwen3-30B-A3B.json", "deepseek-ai--DeepSeek-R1.json", "openai--gpt-oss-20b.json"]
-ENGINES = ["vllm", "sglang", "tgi", "transformers"]
+ENGINES = ["vllm", "sglang", "tgi", "trtllm", "transformers"]
 
 
 def value(r: Any, name: str) -> Any:
@@ -207,10 +207,12 @@ def test_fp8_serving_on_the_tools_choice_never_crashes_and_says_what_it_timed(
 
 
 @pytest.mark.parametrize("card", ["l20-48gb", "rtx-5880-ada-48gb"])
-def test_china_market_serving_plans_keep_the_cards_without_a_rate(recommender: Any, card: str) -> None:
+def test_china_market_serving_plans_keep_the_china_cards(recommender: Any, card: str) -> None:
+    """The L20 and RTX 5880 Ada were once dropped from China-market plans for a null rate; the catalog now
+    gives their rates (validate requires them), and a preferred one is planned and timed from them."""
     r = recommender.recommend(serving({"name": "qwen2.5-7b"}, "bf16", market="cn", gpu={"prefer": [card]}))
     assert r.get("gpu.model") == card
-    assert r.get("serving.rate") == "none"
+    assert r.get("serving.rate") == "published"
 
 
 def owned(card: str, task: str) -> dict[str, Any]:

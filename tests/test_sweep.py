@@ -270,6 +270,19 @@ def test_a_case_that_hangs_is_stopped_at_the_timeout_and_the_others_finish(recom
     assert all(r["status"] == "ok" for c, r in rows.items() if c != HANG), rows
 
 
+def test_on_dask_a_case_that_hangs_is_stopped_at_the_timeout_and_the_others_finish(recommender, tmp_path):
+    pytest.importorskip("distributed", reason="the dask extra is not installed (pip install -e '.[test,serve,dask]')")
+    from sweep_helpers import HANG, hanging
+
+    from engine.sweep.execute import run_dask
+
+    config, tasks = _tasks(recommender, tmp_path, 4)
+    rows = {r["case"]: r for r in run_dask(config, tasks, 2, total=len(tasks), scheduler=None, timeout=5, fn=hanging)}
+    assert sorted(rows) == [t.case for t in tasks]
+    assert rows[HANG]["status"] == "timeout" and "longer than 5 s" in rows[HANG]["error"]
+    assert all(r["status"] == "ok" for c, r in rows.items() if c != HANG), rows
+
+
 def test_an_invalid_combination_is_a_row_and_costs_the_others_nothing(tmp_path):
     # each value is valid beside the others' first values; 16 key/value heads and 8 heads are not
     base = {"name": "w", "task": "inference", "model": {"name": "llama-3.1-8b"}, "precision": "bf16"}
@@ -409,7 +422,8 @@ def test_the_progress_bar_draws_on_a_terminal_only():
 # -- the conclusions-only path ------------------------------------------------------------------
 
 
-def _generated(n):
+def _generated(n, stride=1):
+    """n workloads over the product below; a stride above 1 spreads a few over every model."""
     import itertools
 
     models = [
@@ -431,8 +445,10 @@ def _generated(n):
         [512, 4096],
         ["global", "cn"],
     )
+    combos = list(combos)
     out = []
-    for i, (model, task, prec, batch, seq, market) in zip(range(n), itertools.cycle(combos)):
+    for i in range(n):
+        model, task, prec, batch, seq, market = combos[(i * stride) % len(combos)]
         w = {
             "name": f"g{i}",
             "task": task,
@@ -453,14 +469,18 @@ def _generated(n):
     return out
 
 
-def test_the_conclusions_only_path_gives_the_full_paths_conclusions(recommender):
-    """Every example and 300 generated workloads: the values a sweep records are the report's."""
+@pytest.mark.parametrize(
+    ("generated", "stride", "least"), [(72, 12, 75), pytest.param(300, 1, 250, marks=pytest.mark.slow)]
+)
+def test_the_conclusions_only_path_gives_the_full_paths_conclusions(recommender, generated, stride, least):
+    """Every example and 72 generated workloads over every model (the first 300 of the product in the slow
+    tier): the values a sweep records are the report's."""
     from engine.report.document import document
     from engine.sweep.table import table_config
     from engine.sweep.worker import failed, values_row
 
     fields = table_config().fields()
-    sources = [*EXAMPLES, *_generated(300)]
+    sources = [*EXAMPLES, *_generated(generated, stride)]
     compared = 0
     for source in sources:
         try:
@@ -485,7 +505,7 @@ def test_the_conclusions_only_path_gives_the_full_paths_conclusions(recommender)
                 assert v == full[k], (source, k)
         assert {k for k in fields if k in result.values} == set(fast["values"])
         compared += 1
-    assert compared > 250
+    assert compared > least
 
 
 def test_the_bundled_scripts_are_the_ones_their_readme_names():

@@ -178,6 +178,29 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "text": _text,
 }
 
+# Functions that read a catalog by value, without a join: ``min_in('cpu', 'cores', 'family', pf.cpu_family)`` is the
+# least ``cores`` of the ``cpu`` items whose ``family`` equals the value (null when none has it; items without the
+# field are passed over). The catalog and both fields are named by literal text, checked when the rule is planned,
+# and the catalog is read once then, so a call costs one look-up. A join (an ``item:`` condition) keeps every
+# combination of items it could match in a backend's network; a look-up keeps nothing.
+CATALOG_FUNCTIONS: dict[str, Callable[[list[Any]], Any]] = {"min_in": min, "max_in": max}
+
+# Given (catalog, field, key field) by a function's call, the table of key value -> value of the call; raises
+# ExprError when the catalog or a field is unknown.
+CatalogTable = Callable[[str, str, str, Callable[[list[Any]], Any]], dict[Any, Any]]
+
+
+def catalog_table(items: Any, field: str, key: str, pick: Callable[[list[Any]], Any]) -> dict[Any, Any]:
+    """Key value -> ``pick`` of the field over the items with that key value (items lacking either are passed over)."""
+    groups: dict[Any, list[Any]] = {}
+    for item in items:
+        k, v = item.get(key), item.get(field)
+        if k is None or v is None or isinstance(v, bool) or not isinstance(v, (int, float)):
+            continue
+        groups.setdefault(k, []).append(v)
+    return {k: pick(vs) for k, vs in groups.items()}
+
+
 # YAML's spellings, so rule authors can write what they write elsewhere in the file
 WORDS = {"true": True, "false": False, "null": None}
 
@@ -211,21 +234,30 @@ class Expr:
     # ``parse`` admits them only where its caller knows such names, and planning expands them
     calls: tuple[tuple[str, int], ...] = ()
 
-    def bind(self, resolve: Resolver, *, budgeted: bool = True) -> Getter:
-        """Compile to a closure; ``resolve(dotted)`` turns a name into a getter. Evaluations in
+    def bind(self, resolve: Resolver, tables: CatalogTable | None = None, *, budgeted: bool = True) -> Getter:
+        """Compile to a closure; ``resolve(dotted)`` turns a name into a getter and ``tables`` reads
+        the catalogs for the catalog functions (without it, calling one is an error). Evaluations in
         one ``env`` mapping share one budget of work (see the module's docstring); with
         ``budgeted=False`` the caller runs the getter inside a :class:`Budget` of its own.
         """
         if self.calls:
             name, col = self.calls[0]
             raise ExprError(f"'{name}' is not expanded: a formula is called outside a rule", col)
-        getter = _Compiler(resolve).compile(self.tree.body)
+        getter = _Compiler(resolve, tables).compile(self.tree.body)
         return _budgeted(getter) if budgeted else getter
 
     @property
     def constant(self) -> bool:
         """The expression is a literal."""
         return isinstance(self.tree.body, ast.Constant)
+
+    @property
+    def reads_catalog(self) -> bool:
+        """The expression calls a catalog function (only a rule's ``let`` and ``then`` have the catalogs)."""
+        return any(
+            isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in CATALOG_FUNCTIONS
+            for n in ast.walk(self.tree)
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -246,12 +278,25 @@ class Template:
         """The formulas the placeholders call."""
         return tuple(c for p in self.parts if isinstance(p, Expr) for c in p.calls)
 
-    def bind(self, resolve: Resolver, units: Mapping[int, Getter] | None = None, *, budgeted: bool = True) -> Getter:
+    @property
+    def reads_catalog(self) -> bool:
+        """A placeholder calls a catalog function."""
+        return any(isinstance(p, Expr) and p.reads_catalog for p in self.parts)
+
+    def bind(
+        self,
+        resolve: Resolver,
+        units: Mapping[int, Getter] | None = None,
+        tables: CatalogTable | None = None,
+        *,
+        budgeted: bool = True,
+    ) -> Getter:
         """Compile to a closure; one placeholder alone gives its value, anything else text.
-        ``units`` gives, for each part written ``{expression:unit}``, a getter of its unit's text.
+        ``units`` gives, for each part written ``{expression:unit}``, a getter of its unit's text;
+        ``tables`` reads the catalogs for the catalog functions.
         """
         bound: list[str | Getter] = [
-            p if isinstance(p, str) else p.bind(resolve, budgeted=budgeted) for p in self.parts
+            p if isinstance(p, str) else p.bind(resolve, tables, budgeted=budgeted) for p in self.parts
         ]
         for k, unit in (units or {}).items():
             bound[k] = _with_unit(bound[k], unit)  # type: ignore[arg-type]
@@ -568,14 +613,27 @@ def _check_call(node: ast.Call, names: set[str], depth: int, calls: list[tuple[s
         raise ExprError(
             f"'{fname}' cannot be called: only the listed functions can",
             col,
-            f"the functions are: {', '.join(sorted(FUNCTIONS))}",
+            f"the functions are: {', '.join(sorted((*FUNCTIONS, *CATALOG_FUNCTIONS)))}",
         )
-    if func.id not in FUNCTIONS:
+    if func.id not in FUNCTIONS and func.id not in CATALOG_FUNCTIONS:
         calls.append((func.id, col or 1))
     if node.keywords:
         raise ExprError("keyword arguments are not supported", col, "pass arguments by position")
-    for arg in node.args:
+    for arg in _catalog_call_value(node, col) if func.id in CATALOG_FUNCTIONS else node.args:
         _check(arg, names, depth + 1, calls)
+
+
+def _catalog_call_value(node: ast.Call, col: int | None) -> list[ast.expr]:
+    """The value argument of a catalog function's call, whose catalog and fields must be literal text."""
+    name = node.func.id if isinstance(node.func, ast.Name) else "?"
+    args = node.args
+    if len(args) != 4 or not all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in args[:3]):
+        raise ExprError(
+            f"{name}() takes a catalog, a field, a key field (each as quoted text) and a value",
+            col,
+            f"e.g. {name}('cpu', 'cores', 'family', pf.cpu_family)",
+        )
+    return args[3:]
 
 
 def _bounded(value: Any, what: str) -> Any:
@@ -653,8 +711,9 @@ class _Compiler:
     Evaluating is calling the closures: no source is generated or executed.
     """
 
-    def __init__(self, resolve: Resolver) -> None:
+    def __init__(self, resolve: Resolver, tables: CatalogTable | None = None) -> None:
         self.resolve = resolve
+        self.tables = tables
 
     def compile(self, node: ast.AST) -> Getter:
         method: Callable[[ast.AST], Getter] = getattr(self, "c_" + type(node).__name__)
@@ -802,6 +861,8 @@ class _Compiler:
         return lambda env: body(env) if test(env) else orelse(env)
 
     def c_Call(self, node: Any) -> Getter:
+        if node.func.id in CATALOG_FUNCTIONS:
+            return self.catalog_call(node)
         fn = FUNCTIONS[node.func.id]
         args = [self.compile(a) for a in node.args]
         name = node.func.id
@@ -843,6 +904,21 @@ class _Compiler:
 
         return run
 
+    def catalog_call(self, node: Any) -> Getter:
+        name = node.func.id
+        catalog, field, key = (a.value for a in node.args[:3])
+        if self.tables is None:
+            raise ExprError(f"{name}() reads a catalog, and none is loaded where this expression is evaluated")
+        table = self.tables(catalog, field, key, CATALOG_FUNCTIONS[name])
+        value = self.compile(node.args[3])
+
+        def run(env: dict[str, Any]) -> Any:
+            v = value(env)
+            if isinstance(v, (list, dict)):
+                raise ExprError(f"{name}() looks up one value, not a {type(v).__name__}")
+            return table.get(v)
+
+        return run
 
 def _compare(kind: Any, a: Any, b: Any) -> bool:
     """One comparison of a chain, as the language means it (the numbers' short path aside)."""

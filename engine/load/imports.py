@@ -301,18 +301,32 @@ class Imported:
 
 def _parse(doc: Doc, path: tuple[str | int, ...], source: object, errors: list[InputError]) -> X.Expr | None:
     try:
-        return X.parse(source)
+        parsed = X.parse(source)
     except X.ExprError as exc:
         errors.append(doc.error(path, f"expression {source!r}: {exc.message}", exc.help or "fix the expression"))
         return None
+    if parsed.reads_catalog:
+        errors.append(doc.error(path, f"expression {source!r} reads a catalog", _NO_CATALOG))
+        return None
+    return parsed
 
 
 def _template(doc: Doc, path: tuple[str | int, ...], source: str, errors: list[InputError]) -> X.Template | None:
     try:
-        return X.parse_template(source)
+        parsed = X.parse_template(source)
     except X.ExprError as exc:
         errors.append(doc.error(path, f"text {source!r}: {exc.message}", exc.help or "fix the placeholder"))
         return None
+    if parsed.reads_catalog:
+        errors.append(doc.error(path, f"text {source!r} reads a catalog", _NO_CATALOG))
+        return None
+    return parsed
+
+
+_NO_CATALOG = (
+    "the catalog functions (min_in, max_in) are for a rule's 'let' and 'then'; inputs are inferred before any "
+    "catalog is read"
+)
 
 
 def _alternatives(

@@ -355,6 +355,12 @@ class _Resolver:
 
     def operand(self, test: Test, aliases: Mapping[str, str], reads: set[str], required: set[str]) -> None:
         if isinstance(test.operand, Ref):
+            if test.operand.expr.reads_catalog:
+                raise _Fault(
+                    test.span,
+                    "a condition's operand cannot call a catalog function (min_in, max_in)",
+                    "use it in the rule's 'let' or 'then', or join the catalog with 'item:'",
+                )
             for dotted in sorted(test.operand.expr.names):
                 kind, name, _ = self.name(dotted, test.span, aliases, {}, reads)
                 if kind == "attr":
@@ -518,9 +524,9 @@ class _Resolver:
                 units[k] = self.unit_getter(unit, span, aliases, reads)
         try:
             if isinstance(value, X.Template):
-                return value.bind(resolve, units, budgeted=False)
-            return value.bind(resolve, budgeted=False)  # the session runs a firing in one X.Budget
-        except X.ExprError as exc:  # pragma: no cover - parse already checked the expression
+                return value.bind(resolve, units, self.table, budgeted=False)
+            return value.bind(resolve, self.table, budgeted=False)  # the session runs a firing in one X.Budget
+        except X.ExprError as exc:  # an unknown catalog or field in a catalog function
             raise _Fault(span, exc.message, exc.help) from None
 
     def unit_texts(
@@ -576,6 +582,23 @@ class _Resolver:
             return UNIT_NAME.sub(lambda m: str(next(parts)), unit)
 
         return get
+
+    def table(self, catalog: str, field: str, key: str, pick: Callable[[list[Any]], Any]) -> dict[Any, Any]:
+        """A catalog function's table (expr.CatalogTable), its catalog and fields checked."""
+        found = self.catalogs.get(catalog)
+        if found is None:
+            raise X.ExprError(
+                f"unknown catalog '{catalog}'",
+                help=f"{hint(catalog, self.catalogs)}the catalogs are: {', '.join(sorted(self.catalogs))}",
+            )
+        for f in (field, key):
+            if not found.has_field(f):
+                raise X.ExprError(
+                    f"catalog '{catalog}' has no field '{f}'",
+                    help=f"{hint(f, ['id', 'name', *found.fields])}its fields are declared in {found.file}",
+                )
+        rows = [{"id": i.id, "name": i.name, **i.fields} for i in found.items.values()]
+        return X.catalog_table(rows, field, key, pick)
 
     def ordered_lets(self) -> list[Let]:
         """``let`` values in an order where each comes after those it reads (file order otherwise)."""

@@ -15,12 +15,14 @@ timeout times its size is stopped the same way, and its cases are run alone with
 ``dask`` sends the same batches to Dask's ``distributed`` scheduler (``pip install
 'gpusizer[dask]'``): a ``LocalCluster`` of ``workers`` processes, or the cluster whose scheduler
 ``scheduler`` names. A worker that dies is retried by Dask on another; a batch that still fails
-is an error row per case.
+is an error row per case. A batch that runs past its time has its worker restarted and its cases
+run one per task, so that the case that hangs gets a ``timeout`` row.
 """
 
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import multiprocessing
 import os
 import signal
@@ -268,10 +270,18 @@ def run_dask(
     *,
     total: int,
     scheduler: str | None,
+    timeout: float = 300.0,
+    poll: float = 0.5,
     fn: BatchFn = run_many,
     stop: Stop | None = None,
 ) -> Iterator[Row]:
-    """The cases on a Dask cluster: a local one of ``workers`` processes, or ``scheduler``'s."""
+    """The cases on a Dask cluster: a local one of ``workers`` processes, or ``scheduler``'s.
+
+    A batch is timed from when the scheduler first shows it processing on a worker; one that runs
+    longer than the per-case timeout times its size (twice that: a worker may hold one batch queued
+    behind the one it runs) has its worker restarted (by its nanny) and its cases sent again one per
+    task, so that the case that hangs gets a ``timeout`` row and the others their answers.
+    """
     why = dask_missing()
     if why is not None:
         raise InputError(
@@ -281,7 +291,7 @@ def run_dask(
     import importlib
 
     dd: Any = importlib.import_module("distributed")  # typed loosely: its API is only partly annotated
-    Client, LocalCluster, as_completed = dd.Client, dd.LocalCluster, dd.as_completed
+    Client, LocalCluster = dd.Client, dd.LocalCluster
 
     cluster = None
     if scheduler:
@@ -292,42 +302,65 @@ def run_dask(
             n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
         )
         client = Client(cluster)
+    inflight: dict[Any, list[Any]] = {}  # future -> [batch, first seen processing]
     try:
-        size = batch_size(total, workers)
-        pending = batches(tasks, size)
-        owner: dict[Any, list[Task]] = {}
-
-        def submit() -> Any:
-            batch = next(pending, None)
-            if batch is None:
-                return None
-            future = client.submit(fn, config, batch, pure=False)
-            owner[future] = batch
-            return future
-
-        first = [f for f in (submit() for _ in range(workers * IN_FLIGHT)) if f is not None]
-        stream = as_completed(first)
-        for future in stream:
-            batch = owner.pop(future)
-            try:
-                rows = future.result()
-            except Exception as exc:  # KilledWorker, a lost connection: each case of the batch says so
-                rows = [
-                    failed_row(t, "crashed", f"the Dask task running this case failed: {type(exc).__name__}: {exc}")
-                    for t in batch
-                ]
-            yield from rows
-            if stop is not None and stop():
-                for f in owner:
-                    f.cancel()
+        pending = batches(tasks, batch_size(total, workers))
+        alone: list[Task] = []  # the cases of a batch that was stopped, to run one per task
+        while True:
+            while len(inflight) < workers * IN_FLIGHT:
+                batch = [alone.pop(0)] if alone else next(pending, None)
+                if batch is None:
+                    break
+                inflight[client.submit(fn, config, batch, pure=False)] = [batch, None]
+            if not inflight:
                 return
-            nxt = submit()
-            if nxt is not None:
-                stream.add(nxt)
+            with contextlib.suppress(TimeoutError, getattr(dd, "TimeoutError", TimeoutError)):
+                dd.wait(list(inflight), timeout=poll, return_when="FIRST_COMPLETED")
+            if stop is not None and stop():
+                return
+            for future in [f for f in inflight if f.done()]:
+                batch = inflight.pop(future)[0]
+                try:
+                    rows = future.result()
+                except Exception as exc:  # KilledWorker, a lost connection: each case of the batch says so
+                    rows = [
+                        failed_row(t, "crashed", f"the Dask task running this case failed: {type(exc).__name__}: {exc}")
+                        for t in batch
+                    ]
+                yield from rows
+            yield from _dask_hung(client, inflight, alone, timeout)
     finally:
+        for future in inflight:
+            future.cancel()
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def _dask_hung(client: Any, inflight: dict[Any, list[Any]], alone: list[Task], timeout: float) -> Iterator[Row]:
+    """Stop the batches that run past their time: restart the worker that runs each, give a case that
+    ran alone its ``timeout`` row, and queue a larger batch's cases to run alone.
+    """
+    now = time.monotonic()
+    processing = {key: w for w, keys in client.processing().items() for key in keys}
+    hung: list[Any] = []
+    for future, entry in inflight.items():
+        if entry[1] is None and future.key in processing:
+            entry[1] = now
+        if entry[1] is not None and now - entry[1] > 2 * timeout * len(entry[0]):
+            hung.append(future)
+    for future in hung:
+        batch = inflight.pop(future)[0]
+        worker = processing.get(future.key)
+        future.cancel()
+        if worker is not None:
+            # a worker without a nanny cannot be restarted: it stays busy, and the case is still answered
+            with contextlib.suppress(Exception):
+                client.restart_workers([worker])
+        if len(batch) == 1:
+            yield failed_row(batch[0], "timeout", _timed_out(timeout))
+        else:
+            alone.extend(batch)
 
 
 def execute(
@@ -348,7 +381,9 @@ def execute(
     answered get no row.
     """
     if backend == "dask":
-        return run_dask(config, tasks, max(1, workers), total=total, scheduler=scheduler, fn=fn, stop=stop)
+        return run_dask(
+            config, tasks, max(1, workers), total=total, scheduler=scheduler, timeout=timeout, fn=fn, stop=stop
+        )
     if workers <= 0:
         return _inline(config, tasks, fn, stop)
     return run_local(config, tasks, workers, total=total, timeout=timeout, fn=fn, stop=stop)

@@ -64,10 +64,20 @@ WORKLOADS = st.fixed_dictionaries(
 )
 
 
-@settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
-)
+SUPPRESSED = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=SUPPRESSED)
 @given(workload=WORKLOADS)
 def test_generated_workloads_are_the_same_under_every_backend(recommenders, workload):
+    docs = _docs(recommenders, workload)
+    assert len(set(docs.values())) == 1
+
+
+@pytest.mark.slow
+@settings(max_examples=200, deadline=None, suppress_health_check=SUPPRESSED)
+@given(workload=WORKLOADS)
+def test_more_generated_workloads_are_the_same_under_every_backend(recommenders, workload):
+    """The slow tier: ten times the generated workloads of the test above."""
     docs = _docs(recommenders, workload)
     assert len(set(docs.values())) == 1

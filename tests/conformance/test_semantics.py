@@ -354,3 +354,60 @@ def test_a_large_stratum_runs(build):
     rules = {f"r{i}": hit(f"r{i}", f"  - x: {{gt: {i}}}") for i in range(300)}
     rec = build(rules)
     assert len(_matched(rec, {"x": 150})) == 150
+
+
+def test_catalog_functions_look_an_item_up_by_a_value(build):
+    """min_in/max_in read a catalog without a join: the least or greatest field of the items whose key field
+    equals the value, items lacking either passed over, null when none has the value."""
+    rule = """id: look
+summary: s.
+when:
+  - s: {exists: true}
+  - b: {exists: true}
+let:
+  least: min_in('thing', 'cost', 'label', s)
+  most: max_in('thing', 'size', 'flag', b)
+then:
+  level1: least if least != null else -1
+  n.single: most if most != null else -1
+source: {doc: test}
+"""
+    rec = build({"look": rule})
+    for s, b, least, most in [("big", True, 3, 1), ("mid", False, 10, 5), ("none", True, -1, 1)]:
+        got = rec.recommend({"name": "w", "s": s, "b": b})
+        assert (got["level1"], got["n.single"]) == (least, most), (s, b)
+    # thing c (size 10) has no flag, so it is in neither group: the largest thing whose flag is false is b (5)
+    step = rec.recommend({"name": "w", "s": "big", "b": False}).explain("n.single")
+    assert step["value"] == 5
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        ("min_in('things', 'cost', 'label', s)", "unknown catalog 'things'"),
+        ("min_in('thing', 'price', 'label', s)", "catalog 'thing' has no field 'price'"),
+        ("min_in('thing', 'cost', 'colour', s)", "catalog 'thing' has no field 'colour'"),
+        ("min_in('thing', 'cost', s)", "takes a catalog, a field, a key field"),
+        ("min_in(s, 'cost', 'label', s)", "takes a catalog, a field, a key field"),
+    ],
+)
+def test_catalog_functions_are_checked_when_the_rulebase_loads(build, call, message):
+    rule = f'id: bad\nsummary: s.\nwhen:\n  - s: {{exists: true}}\nthen:\n  level1: "{call}"\nsource: {{doc: test}}\n'
+    with pytest.raises(InputError, match=message):
+        build({"bad": rule})
+
+
+def test_a_catalog_function_given_a_list_names_the_rule(build):
+    rule = (
+        "id: listy\nsummary: s.\nwhen:\n  - l: {exists: true}\nthen:\n"
+        "  level1: \"min_in('thing', 'cost', 'label', l)\"\nsource: {doc: test}\n"
+    )
+    rec = build({"listy": rule})
+    with pytest.raises(RuleError, match=r"listy.*looks up one value"):
+        rec.recommend({"name": "w", "l": ["big"]})
+
+
+def test_a_catalog_function_in_a_condition_is_a_load_error(build):
+    cond = "  - x: {gt: {ref: \"min_in('thing', 'cost', 'label', 'big')\"}}"
+    with pytest.raises(InputError, match="a condition's operand cannot call a catalog function"):
+        build({"bad": hit("bad", cond)})

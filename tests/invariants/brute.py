@@ -194,8 +194,9 @@ def find_fit(v: Mapping[str, Any]) -> Fit | None:
 def serving_need_gb(v: Mapping[str, Any], t: int) -> float | None:
     """What one GPU of a replica of ``t`` must hold for one request: its share of the weights and of the
     request's KV cache (KV heads fewer than ``t`` are copied, not split), the activations the report
-    states (whole on every GPU: an engine's reserve such as SGLang's is per GPU), the CUDA context and
-    the allocator's margin.
+    states (whole on every GPU: an engine's reserve such as SGLang's is per GPU), the CUDA context, the
+    allocator's margin, and the engine's memory outside PyTorch on every GPU (knowledge/serving_engines.yaml:
+    vLLM's communication buffers take about 2 GiB on each GPU of a tensor-parallel group).
     """
     weights = v.get("memory.weights_gb")
     kvbpt = v.get("serving.kv_bytes_per_token")
@@ -207,7 +208,9 @@ def serving_need_gb(v: Mapping[str, Any], t: int) -> float | None:
     kv = kvbpt * tokens / 1e9 / kv_split
     act = v.get("memory.activations_gb") or 0
     working = weights / t + act + kv
-    return float(constant("cuda_context_gb")) + (1 + float(constant("allocator_margin"))) * working
+    engine = catalog("serving_engines").get(str(v.get("serving.engine")), {})
+    outside = float(engine.get("non_torch_tp_gib" if t > 1 else "non_torch_gib") or 0) * GIB / 1e9
+    return float(constant("cuda_context_gb")) + outside + (1 + float(constant("allocator_margin"))) * working
 
 
 def _serving_fit(v: Mapping[str, Any]) -> Fit | None:

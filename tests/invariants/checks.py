@@ -227,7 +227,8 @@ def owned_pin_kept(case: Case, r: Any, ctx: Context) -> Iterator[Failure]:
             yield Failure("owned-pin-kept", "owned GPUs billed", f"cost.gpus = {v.get('cost.gpus')} for owned GPUs")
     else:
         name = catalog("gpus")[case.card].get("name", case.card)
-        said = [w for w in v.get("warnings", ()) if case.card in w or name in w]
+        # a warning, or an alert (shown first), that names the owned card says what it lacks
+        said = [w for w in (*v.get("alerts", ()), *v.get("warnings", ())) if case.card in w or name in w]
         if not said and "gpu.owned_note" not in v:
             kind = "serving" if v.get("serving.concurrent_requests") else "static"
             yield Failure(

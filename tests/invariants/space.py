@@ -160,12 +160,25 @@ def make_case(dims: Mapping[str, str], turn: int) -> Case:
 
 
 # -- combinations that cannot be expressed ---------------------------------------------------------
-# name -> (why the combination cannot be written as a workload, which cases it is). None today: the
-# workload schema accepts every combination of the dimensions (a serving section for an encoder or a
-# vision model, int4 training, an owned card outside its market), so each is run and must get a
-# machine, a "none fits" the catalog confirms, or a documented input error. test_sweep.py checks
-# that every untrimmed case of the covering tier loads and that each trim is refused.
-TRIMS: dict[str, tuple[str, Callable[[Case], bool]]] = {}
+# name -> (why the combination cannot be written as a workload, which cases it is). Each is refused by
+# an input check of knowledge/model_inference.yaml with its fix; every other combination (an owned card
+# outside its market, say) is run and must get a machine, a "none fits" the catalog confirms, or a
+# documented input error. test_sweep.py checks that every untrimmed case of the covering tier loads
+# and that each trim is refused.
+TRIMS: dict[str, tuple[str, Callable[[Case], bool]]] = {
+    "integer-full-training": (
+        "full training in an integer format "
+        "(check full-training-needs-floating-point-weights: use bf16, fp8 or adapters)",
+        lambda case: case.task == "training" and case.precision == "int4",
+    ),
+    "serving-a-non-generator": (
+        "a serving: section on an encoder or vision model "
+        "(check serving-needs-a-text-generator: they generate no tokens)",
+        lambda case: (
+            case.task.startswith("serve-") and catalog("models")[case.model].get("kind", "decoder") != "decoder"
+        ),
+    ),
+}
 
 
 def trimmed(case: Case) -> str | None:
@@ -254,7 +267,37 @@ def pairs() -> Iterator[Case]:
             yield make_case({**row, "precision": p}, turn)
 
 
-TIERS = {"pairs": pairs, "full": full}
+def cover() -> Iterator[Case]:
+    """The default tier, about a third of ``pairs``: every pair of values of any two dimensions (precision
+    one of them), every model with every task on the tool's choice of GPUs (precisions in turn), and for
+    each model one task on the tool's choice at every precision, so that the quantization invariant has a
+    triple of every model. ``pairs`` runs each pinned row at every precision too (the slow tier).
+    """
+    vals = values()
+    rows = covering_rows(vals)
+    tasks_ = vals["task"]
+    for (i, m), (j, t) in itertools.product(enumerate(vals["model"]), enumerate(tasks_)):
+        scenario = vals["scenario"][(i + j) % len(vals["scenario"])]
+        market = vals["market"][(i // len(vals["scenario"]) + j) % len(vals["market"])]
+        auto = {"model": m, "task": t, "scenario": scenario, "market": market, "gpu": AUTO}
+        if t == tasks_[i % len(tasks_)]:  # this model's triple
+            rows.extend({**auto, "precision": p} for p in PRECISIONS)
+        else:
+            rows.append({**auto, "precision": PRECISIONS[(i + j) % len(PRECISIONS)]})
+    seen: set[tuple[str, ...]] = set()
+    turns: dict[str, int] = {}
+    for row in rows:
+        key = tuple(row[d] for d in DIMENSIONS)
+        if key in seen:
+            continue
+        seen.add(key)
+        # the pinned family's cards take turns over its rows
+        turn = turns.get(row["gpu"], 0)
+        turns[row["gpu"]] = turn + 1
+        yield make_case(row, turn)
+
+
+TIERS = {"cover": cover, "pairs": pairs, "full": full}
 
 
 def parse_only(text: str | None) -> dict[str, set[str]]:

@@ -1,15 +1,17 @@
 """The invariant sweep: every catalog model x task x precision x scenario x market x GPUs (the tool's
 choice, or each card family pinned as owned) holds every invariant of ``checks.INVARIANTS``.
 
-Two tiers (``space.TIERS``): ``pairs`` runs in every test run (every pair of dimension values, every
-model with every task on the tool's choice of GPUs, each at bf16, fp8 and int4), on the default
-backend, and each case again on the python backend, which must conclude the same values; ``full``,
-the whole product, is marked ``slow`` and runs once in CI (``pytest -m slow``), on the python
-backend (several times faster; the pairs tier holds the two backends to the same conclusions).
+Three tiers (``space.TIERS``): ``cover`` runs in every test run (every pair of dimension values, every
+model with every task on the tool's choice of GPUs, a triple of precisions of every model), on the
+default backend, and each case again on the python backend, which must conclude the same values;
+``pairs`` (each pinned row at every precision as well, compared the same way) and ``full``, the whole
+product on the python backend (several times faster; the other tiers hold the two backends to the same
+conclusions), are marked ``slow`` and run once in CI (``pytest -m slow``).
 
 Run a part of the space with GPUSIZER_SWEEP (``model=deepseek-v3,qwen3-30b-a3b task=serve-vllm``), one
 invariant with ``-k``; ``python -m tests.invariants`` prints every failure group with a workload.
-GPUSIZER_SWEEP_JOBS sets the worker processes, GPUSIZER_SWEEP_BACKEND the backend of both tiers.
+GPUSIZER_SWEEP_JOBS sets the worker processes, GPUSIZER_SWEEP_BACKEND the backend of every tier. Under
+pytest-xdist a tier's tests go to one worker (tests/conftest.py), so that each tier runs once.
 """
 
 from __future__ import annotations
@@ -28,8 +30,9 @@ _reports: dict[str, runner.Report] = {}
 def sweep(tier: str) -> runner.Report:
     """The tier's report, run once per test session."""
     if tier not in _reports:
-        backend = os.environ.get("GPUSIZER_SWEEP_BACKEND") or (None if tier == "pairs" else "python")
-        report = runner.run(tier, space.only_from_env(), backend=backend, compare=tier == "pairs")
+        compare = tier != "full"
+        backend = os.environ.get("GPUSIZER_SWEEP_BACKEND") or (None if compare else "python")
+        report = runner.run(tier, space.only_from_env(), backend=backend, compare=compare)
         _reports[tier] = report
         runner.REPORTS.append(report)
     return _reports[tier]
@@ -44,18 +47,50 @@ def _holds(report: runner.Report, invariant: str) -> None:
         )
 
 
-@pytest.mark.parametrize("invariant", [*INVARIANTS, runner.COMPARE])
+# Invariants that fail for a known, open defect: name -> pytest.mark.xfail(reason=..., strict=True), so that the
+# check still runs and reports its cases, and the marker fails the day it passes. None at present.
+KNOWN: dict[str, pytest.MarkDecorator] = {}
+
+
+def _params(invariants):
+    return [pytest.param(i, marks=KNOWN[i]) if i in KNOWN else i for i in invariants]
+
+
+@pytest.mark.parametrize("invariant", _params([*INVARIANTS, runner.COMPARE]))
+def test_cover(invariant):
+    _holds(sweep("cover"), invariant)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("invariant", _params([*INVARIANTS, runner.COMPARE]))
 def test_pairs(invariant):
     _holds(sweep("pairs"), invariant)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("invariant", list(INVARIANTS))
+@pytest.mark.parametrize("invariant", _params(list(INVARIANTS)))
 def test_full(invariant):
     _holds(sweep("full"), invariant)
 
 
 # -- the space itself ----------------------------------------------------------------------------------------
+def test_cover_tier_covers_every_pair_and_a_triple_of_every_model():
+    vals = space.values()
+    cases = list(space.cover())
+    want = {(a, x, b, y) for a, b in itertools.combinations(space.DIMENSIONS, 2) for x in vals[a] for y in vals[b]}
+    have = {(a, c.dims()[a], b, c.dims()[b]) for c in cases for a, b in itertools.combinations(space.DIMENSIONS, 2)}
+    assert not want - have, sorted(want - have)[:10]
+    auto = [c for c in cases if c.gpu == space.AUTO]
+    assert {(c.model, c.task) for c in auto} == set(itertools.product(vals["model"], vals["task"]))
+    triples: dict[tuple, set[str]] = {}
+    for c in auto:
+        triples.setdefault((c.model, c.task, c.scenario, c.market), set()).add(c.precision)
+    assert {k[0] for k, p in triples.items() if p == set(space.PRECISIONS)} == set(vals["model"])
+    assert {c.card for c in cases} - {None} == set(space.catalog("gpus"))
+    assert len({c.id for c in cases}) == len(cases)
+    assert len(cases) < len(list(space.pairs())) / 2
+
+
 def test_pairs_tier_covers_every_pair_of_values():
     vals = space.values()
     cases = list(space.pairs())

@@ -1,0 +1,71 @@
+"""The speed benchmark's figures, held: every published measurement of benchmarks/speed-accuracy
+is run through gpusizer again, and the figures its README states (median and points within 1.25x,
+per part) must still hold, so a rule or constant change that moves them fails here instead of
+drifting in silence. Ratios of predicted to measured figures only; nothing is timed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "benchmarks" / "speed-accuracy"
+_spec = importlib.util.spec_from_file_location("speed_accuracy_run", BENCH / "run.py")
+assert _spec and _spec.loader
+run = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(run)
+
+# (points, median low, median high, within 1.25x at least), as benchmarks/speed-accuracy/README.md states them
+STATED = {
+    ("tune", "training"): (12, 0.95, 1.05, 11),
+    ("held-back", "training"): (9, 0.95, 1.05, 6),
+    ("held-back", "serving"): (15, 0.9, 1.05, 12),
+}
+
+
+@pytest.fixture(scope="module")
+def rows():
+    from engine import Recommender
+
+    points = yaml.safe_load((BENCH / "points.yaml").read_text())["points"]
+    out = []
+    with Recommender() as rec:
+        for p in points:
+            pred = run.predict(rec, p)
+            out.append({**p, "predicted": pred, "ratio": run.ratio(p, pred)})
+    return out
+
+
+def test_every_point_has_its_workload_and_source():
+    points = yaml.safe_load((BENCH / "points.yaml").read_text())["points"]
+    keys = [(p["id"], p["metric"]) for p in points]
+    assert len(keys) == len(set(keys))
+    for p in points:
+        assert (BENCH / "workloads" / f"{p['id']}.yaml").is_file(), p["id"]
+        assert p["source"]["url"].startswith("https://"), p["id"]
+        assert p["quote"] and p["measured"] > 0, p["id"]
+        assert (p["set"], run.kind(p)) in STATED, p["id"]
+
+
+@pytest.mark.parametrize("part", sorted(STATED))
+def test_the_stated_figures_hold(rows, part):
+    n, low, high, within = STATED[part]
+    s = run.summary([r for r in rows if (r["set"], run.kind(r)) == part])
+    assert s["points"] == n and s["predicted"] == n, "every point gets a figure from gpusizer"
+    assert low <= s["median"] <= high, f"{part}: median {s['median']:.3f}"
+    assert s["within_1_25"] >= within, f"{part}: {s['within_1_25']} within 1.25x"
+
+
+def test_fp8_is_faster_than_bf16_on_the_same_run(rows):
+    """The same Llama 3 8B run in FP8 on H100 is timed faster than it would be in BF16 (the issue's cause)."""
+    from engine import Recommender
+
+    w = yaml.safe_load((BENCH / "workloads" / "nemo-h100-fp8-llama3-8b.yaml").read_text())
+    with Recommender() as rec:
+        fp8 = rec.recommend(w).values["perf.train_tokens_per_s"]
+        bf16 = rec.recommend({**w, "precision": "bf16"}).values["perf.train_tokens_per_s"]
+    assert fp8 > 1.5 * bf16
