@@ -19,6 +19,7 @@ SCHEMAS = [
     "attributes",
     "knowledge",
     "constants",
+    "formulas",
     "import",
     "infer",
     "overlay",
@@ -49,6 +50,8 @@ def _kind(path):
             return "import"
         if isinstance(data, dict) and "infer" in data:
             return "infer"
+        if isinstance(data, dict) and "formulas" in data:
+            return "formulas"
         return "constants" if name == "constants.yaml" else "knowledge"
     return "rule"
 
