@@ -411,3 +411,12 @@ def test_a_catalog_function_in_a_condition_is_a_load_error(build):
     cond = "  - x: {gt: {ref: \"min_in('thing', 'cost', 'label', 'big')\"}}"
     with pytest.raises(InputError, match="a condition's operand cannot call a catalog function"):
         build({"bad": hit("bad", cond)})
+
+
+def test_a_condition_that_reads_a_let_calling_a_catalog_function_is_a_load_error(build):
+    rule = (
+        "id: bad\nsummary: s.\nwhen:\n  - s: {exists: true}\n  - x: {gt: {ref: least}}\nlet:\n"
+        "  least: min_in('thing', 'cost', 'label', s)\nthen:\n  hits: bad\nsource: {doc: test}\n"
+    )
+    with pytest.raises(InputError, match="a condition's operand cannot call a catalog function"):
+        build({"bad": rule})
