@@ -920,6 +920,7 @@ class _Compiler:
 
         return run
 
+
 def _compare(kind: Any, a: Any, b: Any) -> bool:
     """One comparison of a chain, as the language means it (the numbers' short path aside)."""
     _charge(_sized(a) + _sized(b))
