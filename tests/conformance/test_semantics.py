@@ -129,7 +129,7 @@ def test_join_tests_on_missing_fields(build):
         "ref-guarded": "id: ref-guarded\nsummary: s.\nwhen:\n  - item: thing\n    as: t\n"
         "  - x: {gt: {ref: \"t.cost if t.flag != null else 0\"}}\nthen:\n  hits: 'guard:{t.id}'\nsource: {doc: test}\n",
         "ref-null-arith": "id: ref-null-arith\nsummary: s.\nwhen:\n  - item: thing\n    as: t\n"
-        "  - x: {gt: {ref: \"t.flag + 0 if t.flag == null else 0\"}}\n"
+        '  - x: {gt: {ref: "t.flag + 0 if t.flag == null else 0"}}\n'
         "then:\n  hits: 'arith:{t.id}'\nsource: {doc: test}\n",
         "flag-ne": "id: flag-ne\nsummary: s.\nwhen:\n  - item: thing\n    as: t\n    where:\n      flag: {ne: true}\n"
         "then:\n  hits: 'ne:{t.id}'\nsource: {doc: test}\n",
