@@ -144,7 +144,10 @@ class Env:
         """The value of a name in a ref: an item's field, or an attribute (and a record's field)."""
         head, _, rest = dotted.partition(".")
         if head in self.items:
-            return _field(self.items[head], rest)
+            # null where the item lacks the field (the catalog declares it optional), so that a computed ref
+            # may test it: 'g.fp8_tflops if g.fp8_tflops != null else g.fp16_tflops'; reading it in arithmetic
+            # fails the test, as any fault does, and a ref that is the field alone reads it as absent
+            return self.items[head].get(rest)
         name, fields = self._attribute(dotted)
         v: Any = self.values.get(name, ABSENT) if name else ABSENT
         for f in fields:
@@ -160,13 +163,6 @@ class Env:
             if name in self.values:
                 return name, tuple(parts[cut:])
         return None, ()
-
-
-def _field(item: Item, name: str) -> Any:
-    v = item.get(name)
-    if v is None:
-        raise X.ExprError(f"item '{item.id}' has no {name}")
-    return v
 
 
 _ENV = "$env"  # where a compiled ref finds the Env it is evaluated in
@@ -204,10 +200,18 @@ def operand_value(operand: object, env: Env) -> Any:
             return ABSENT
         if isinstance(value, float) and not math.isfinite(value):
             return ABSENT
+        if value is None and _item_field_alone(operand.expr, env):
+            return ABSENT  # an item's field the item lacks, compared as it stands: no value, as in a field test
         return value
     if isinstance(operand, tuple):
         return operand
     return operand
+
+
+def _item_field_alone(expr: X.Expr, env: Env) -> bool:
+    """The expression is one name, a field of a bound item."""
+    name = X.dotted(expr.tree.body)
+    return name is not None and name.partition(".")[0] in env.items
 
 
 def test_holds(test: Test, value: Any, env: Env) -> bool:

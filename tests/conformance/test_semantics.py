@@ -123,8 +123,14 @@ source: {doc: test}
 
 
 def test_join_tests_on_missing_fields(build):
-    """An item without a field fails every test on it except exists: false (ne included)."""
+    """An item without a field fails every test on it except exists: false (ne included), and a ref that is the
+    field alone; a computed ref reads the field as null, so it may test it (c has no flag, so 0 for c)."""
     rules = {
+        "ref-guarded": "id: ref-guarded\nsummary: s.\nwhen:\n  - item: thing\n    as: t\n"
+        "  - x: {gt: {ref: \"t.cost if t.flag != null else 0\"}}\nthen:\n  hits: 'guard:{t.id}'\nsource: {doc: test}\n",
+        "ref-null-arith": "id: ref-null-arith\nsummary: s.\nwhen:\n  - item: thing\n    as: t\n"
+        '  - x: {gt: {ref: "t.flag + 0 if t.flag == null else 0"}}\n'
+        "then:\n  hits: 'arith:{t.id}'\nsource: {doc: test}\n",
         "flag-ne": "id: flag-ne\nsummary: s.\nwhen:\n  - item: thing\n    as: t\n    where:\n      flag: {ne: true}\n"
         "then:\n  hits: 'ne:{t.id}'\nsource: {doc: test}\n",
         "flag-absent": "id: flag-absent\nsummary: s.\nwhen:\n  - item: thing\n    as: t\n    where:\n"
@@ -133,7 +139,8 @@ def test_join_tests_on_missing_fields(build):
         "then:\n  hits: 'ref:{t.id}'\nsource: {doc: test}\n",
     }
     rec = build(rules)
-    assert _matched(rec, {"x": 1}) == ["absent:c", "ne:b"]
+    # a and b give 0; c, whose flag is null, adds a null to a number, which fails the test
+    assert _matched(rec, {"x": 1}) == ["absent:c", "arith:a", "arith:b", "guard:c", "ne:b"]
 
 
 def test_two_joins_and_a_ref_between_them(build):
