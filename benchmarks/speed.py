@@ -79,6 +79,8 @@ def workloads(n: int) -> list[dict]:
     )
     out = []
     for i, (model, task, prec, batch, seq) in zip(range(n), combos, strict=False):
+        if task in ("training", "fine-tuning") and prec == "int8":
+            prec = "bf16"  # full training or fine-tuning in an integer format is an input error (adapters only)
         out.append(
             {
                 "name": f"w{i}",
