@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -227,17 +227,22 @@ def _template_checks(out: _Findings, rule: Rule) -> None:
     for value, span in written:
         if not isinstance(value, Template):
             continue
-        for part in value.parts:
-            if isinstance(part, Expr) and (n := branches(part.tree.body)) > 2:
-                shown = part.source if len(part.source) <= 60 else part.source[:57] + "..."
-                out.add(
-                    "warning",
-                    "split-cases",
-                    rule,
-                    span,
-                    f"a placeholder picks among {n} cases: {{{shown}}}",
-                    "split the cases into rules, each with its case's conditions in 'when' and its own text",
-                )
+        for n, shown in _many_cases(value):
+            out.add(
+                "warning",
+                "split-cases",
+                rule,
+                span,
+                f"a placeholder picks among {n} cases: {{{shown}}}",
+                "split the cases into rules, each with its case's conditions in 'when' and its own text",
+            )
+
+
+def _many_cases(template: Template) -> Iterator[tuple[int, str]]:
+    """Each placeholder of a template that picks among three or more cases: the count and its source, shortened."""
+    for part in template.parts:
+        if isinstance(part, Expr) and (n := branches(part.tree.body)) > 2:
+            yield n, part.source if len(part.source) <= 60 else part.source[:57] + "..."
 
 
 def _inference_checks(out: _Findings) -> None:
@@ -255,17 +260,15 @@ def _inference_checks(out: _Findings) -> None:
                     f"inference step '{step.id}' cites no source",
                     "add a 'source' with the document (and quote) that says so",
                 )
-            for part in step.because.parts:
-                if isinstance(part, Expr) and (n := branches(part.tree.body)) > 2:
-                    shown = part.source if len(part.source) <= 60 else part.source[:57] + "..."
-                    out.add(
-                        "warning",
-                        "split-cases",
-                        None,
-                        step.span,
-                        f"inference step '{step.id}': a placeholder picks among {n} cases: {{{shown}}}",
-                        "split the cases into steps, each with its case's 'when' and its own text",
-                    )
+            for n, shown in _many_cases(step.because):
+                out.add(
+                    "warning",
+                    "split-cases",
+                    None,
+                    step.span,
+                    f"inference step '{step.id}': a placeholder picks among {n} cases: {{{shown}}}",
+                    "split the cases into steps, each with its case's 'when' and its own text",
+                )
 
 
 def _long_lines(out: _Findings) -> None:
