@@ -319,6 +319,45 @@ def test_within_keeps_the_candidates_near_the_best_of_the_first_group():
     assert "the 2 with the lowest rank and cost at most 2 x the lowest" in out.note
 
 
+def test_within_keeps_the_candidates_near_the_best_of_those_first_on_the_keys_yes_no_fields():
+    """Without first_by, the first group is the candidates that come first on the boolean fields the key begins
+    with (false first); the factor applies among them, then the key ranks them."""
+    from engine.lang.ir import Attribute
+    from engine.run.combine import Contribution, combine
+
+    attr = Attribute(
+        name="roomiest",
+        type="record",
+        description="d",
+        combine="argmax",
+        fields={"id": "string", "outside": "boolean", "over": "boolean", "room": "number", "cost": "number"},
+        key=("outside", "over", "room"),
+        within=("cost", 2.0),
+    )
+    values = [
+        {"id": "small", "outside": False, "over": False, "room": 10, "cost": 100},
+        {"id": "large", "outside": False, "over": False, "room": 30, "cost": 190},
+        {"id": "huge-but-dear", "outside": False, "over": False, "room": 90, "cost": 250},
+        {"id": "huge-but-over-budget", "outside": False, "over": True, "room": 99, "cost": 50},
+        {"id": "huge-but-outside", "outside": True, "over": False, "room": 99, "cost": 40},
+    ]
+    out = combine(attr, [Contribution(rule=f"r{i}", value=v, firing=i) for i, v in enumerate(values)])
+    assert out.value["id"] == "large"
+    assert "the 2 that come first on outside, over (false first), with cost at most 2 x the lowest of them" in out.note
+    # a leading number field makes no group: every candidate within the factor of the cheapest competes
+    plain = Attribute(
+        name="roomiest",
+        type="record",
+        description="d",
+        combine="argmax",
+        fields=attr.fields,
+        key=("room", "outside"),
+        within=("cost", 2.0),
+    )
+    out = combine(plain, [Contribution(rule=f"r{i}", value=v, firing=i) for i, v in enumerate(values)])
+    assert out.value["id"] == "huge-but-over-budget"
+
+
 @pytest.mark.parametrize(
     "within, message",
     [

@@ -68,6 +68,16 @@ def rank_key(attr: Attribute, value: dict[str, Any], *, text: bool = True) -> tu
     return (*parts, canonical(value)) if text else tuple(parts)
 
 
+def first_group(attr: Attribute) -> tuple[str, ...]:
+    """The fields that make the first group a ``within`` factor applies in: ``first_by``, or else the
+    boolean fields the key begins with (a record must come first on those before its cost is compared).
+    """
+    if attr.first_by:
+        return (attr.first_by,)
+    fields = attr.fields or {}
+    return tuple(itertools.takewhile(lambda k: fields.get(k) == "boolean", attr.key))
+
+
 def key_text(attr: Attribute) -> str:
     """The key as a note reads it: ``cost, then size``; a boolean field ``unpriced false first``."""
     fields = attr.fields or {}
@@ -123,15 +133,22 @@ def combine(attr: Attribute, contribs: Sequence[Contribution]) -> Combined:
         pool = list(range(len(values)))
         within = ""
         if attr.within:
-            # among the records that come first on first_by, only those within the factor compete
+            # among the records that come first (first_by, or the key's leading yes/no fields), only those within the factor compete
             field, factor = attr.within
-            if attr.first_by:
-                first = min(float(values[i].get(attr.first_by, 0)) for i in pool)
-                pool = [i for i in pool if float(values[i].get(attr.first_by, 0)) == first]
+            group = first_group(attr)
+            if group:
+                first = min(tuple(float(values[i].get(g, 0)) for g in group) for i in pool)
+                pool = [i for i in pool if tuple(float(values[i].get(g, 0)) for g in group) == first]
             low = min(float(values[i][field]) for i in pool)
             pool = [i for i in pool if float(values[i][field]) <= factor * low]
-            by = f"{attr.first_by} and " if attr.first_by else ""
-            within = f" (the {len(pool)} with the lowest {by}{field} at most {factor:g} x the lowest)"
+            if attr.first_by or not group:
+                by = f"{attr.first_by} and " if attr.first_by else ""
+                within = f" (the {len(pool)} with the lowest {by}{field} at most {factor:g} x the lowest)"
+            else:
+                within = (
+                    f" (the {len(pool)} that come first on {', '.join(group)} (false first), "
+                    f"with {field} at most {factor:g} x the lowest of them)"
+                )
         order = _ranked(attr, values, pool)
         key = key_text(attr)
         note = f"{'lowest' if policy == 'argmin' else 'highest'} {key} of {len(values)} candidate(s){within}"
@@ -141,4 +158,4 @@ def combine(attr: Attribute, contribs: Sequence[Contribution]) -> Combined:
     raise ConflictError(f"unknown combine policy '{policy}'")  # pragma: no cover - schema forbids it
 
 
-__all__ = ["Combined", "ConflictError", "Contribution", "canonical", "combine", "key_text", "rank_key"]
+__all__ = ["Combined", "ConflictError", "Contribution", "canonical", "combine", "first_group", "key_text", "rank_key"]
