@@ -97,6 +97,41 @@ def _ranked(attr: Attribute, values: Sequence[Any], pool: list[int]) -> list[int
     return order
 
 
+def _within(attr: Attribute, values: Sequence[Any]) -> tuple[list[int], str]:
+    """The candidates a ``within`` factor keeps, and the note's words for it: among the records that
+    come first (on first_by, or the key's leading yes/no fields), those within the factor of the lowest.
+    """
+    pool = list(range(len(values)))
+    if not attr.within:
+        return pool, ""
+    field, factor = attr.within
+    group = first_group(attr)
+    if group:
+        first = min(tuple(float(values[i].get(g, 0)) for g in group) for i in pool)
+        pool = [i for i in pool if tuple(float(values[i].get(g, 0)) for g in group) == first]
+    low = min(float(values[i][field]) for i in pool)
+    pool = [i for i in pool if float(values[i][field]) <= factor * low]
+    if attr.first_by or not group:
+        by = f"{attr.first_by} and " if attr.first_by else ""
+        return pool, f" (the {len(pool)} with the lowest {by}{field} at most {factor:g} x the lowest)"
+    return pool, (
+        f" (the {len(pool)} that come first on {', '.join(group)} (false first), "
+        f"with {field} at most {factor:g} x the lowest of them)"
+    )
+
+
+def _best(attr: Attribute, values: Sequence[Any]) -> Combined:
+    """argmin/argmax: the record first by the attribute's key, among those ``within`` keeps."""
+    pool, within = _within(attr, values)
+    order = _ranked(attr, values, pool)
+    note = (
+        f"{'lowest' if attr.combine == 'argmin' else 'highest'} {key_text(attr)} of {len(values)} candidate(s){within}"
+    )
+    if attr.first_by:
+        note += f", those with the lowest {attr.first_by} first"
+    return Combined(values[order[0]], (order[0],), note)
+
+
 def combine(attr: Attribute, contribs: Sequence[Contribution]) -> Combined:
     """One value from several rules' contributions, by the attribute's combine policy."""
     policy = attr.combine
@@ -130,31 +165,7 @@ def combine(attr: Attribute, contribs: Sequence[Contribution]) -> Combined:
             note += f"; a tie at that priority was broken by rule id ({contribs[winner].rule})"
         return Combined(values[winner], (winner,), note)
     if policy in ("argmin", "argmax"):
-        pool = list(range(len(values)))
-        within = ""
-        if attr.within:
-            # among the records that come first (first_by, or the key's leading yes/no fields), only those within the factor compete
-            field, factor = attr.within
-            group = first_group(attr)
-            if group:
-                first = min(tuple(float(values[i].get(g, 0)) for g in group) for i in pool)
-                pool = [i for i in pool if tuple(float(values[i].get(g, 0)) for g in group) == first]
-            low = min(float(values[i][field]) for i in pool)
-            pool = [i for i in pool if float(values[i][field]) <= factor * low]
-            if attr.first_by or not group:
-                by = f"{attr.first_by} and " if attr.first_by else ""
-                within = f" (the {len(pool)} with the lowest {by}{field} at most {factor:g} x the lowest)"
-            else:
-                within = (
-                    f" (the {len(pool)} that come first on {', '.join(group)} (false first), "
-                    f"with {field} at most {factor:g} x the lowest of them)"
-                )
-        order = _ranked(attr, values, pool)
-        key = key_text(attr)
-        note = f"{'lowest' if policy == 'argmin' else 'highest'} {key} of {len(values)} candidate(s){within}"
-        if attr.first_by:
-            note += f", those with the lowest {attr.first_by} first"
-        return Combined(values[order[0]], (order[0],), note)
+        return _best(attr, values)
     raise ConflictError(f"unknown combine policy '{policy}'")  # pragma: no cover - schema forbids it
 
 
