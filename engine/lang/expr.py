@@ -20,6 +20,7 @@ it is (a number stays a number); otherwise each value is written by ``format.tex
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import operator
 import threading
@@ -251,7 +252,7 @@ class Expr:
         """The expression is a literal."""
         return isinstance(self.tree.body, ast.Constant)
 
-    @property
+    @functools.cached_property
     def reads_catalog(self) -> bool:
         """The expression calls a catalog function (only a rule's ``let`` and ``then`` have the catalogs)."""
         return any(
