@@ -1,8 +1,10 @@
 """The attack corpus: hostile and oversized inputs, each with its exact exit code and message.
 
 Every case builds its inputs in a temporary directory (workloads, rule and knowledge overlays,
-decision records, output paths), runs ``gpusizer`` on them in a subprocess of its own (so that a
-crash or a hang fails the case instead of killing the test run), and is compared with
+decision records, output paths), runs ``gpusizer`` on them in a process of its own (so that a
+crash or a hang fails the case instead of killing the test run: a child forked from a process with
+the rulebase loaded, tests/attack_zygote.py, or with GPUSIZER_ATTACKS_FRESH=1 a fresh interpreter), and
+is compared with
 ``tests/attacks/expected/<case>.txt``: the exit code, standard error, and for the cases that must
 still deliver a report, the first line of standard output. ``python tests/update_golden.py``
 writes the expected files; review the diff.
@@ -10,6 +12,7 @@ writes the expected files; review the diff.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import itertools
 import json
@@ -60,14 +63,54 @@ def _limit() -> None:  # pragma: no cover - runs in the child
     os.umask(0o022)  # the mode of a new file is part of some expectations
 
 
+class _Zygote:
+    """tests/attack_zygote.py: one per test process, started on first use and again if it dies."""
+
+    proc: subprocess.Popen[bytes] | None = None
+
+    @classmethod
+    def run(cls, req: dict[str, object]) -> Outcome:
+        for attempt in (1, 2):
+            if cls.proc is None or cls.proc.poll() is not None:
+                cls.proc = subprocess.Popen(
+                    [sys.executable, str(ROOT / "tests" / "attack_zygote.py")],
+                    cwd=ROOT,
+                    env={k: v for k, v in os.environ.items() if k != "GPUSIZER_DEBUG"},
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                )
+            assert cls.proc.stdin is not None and cls.proc.stdout is not None
+            try:
+                cls.proc.stdin.write(json.dumps(req).encode() + b"\n")
+                cls.proc.stdin.flush()
+                line = cls.proc.stdout.readline()
+            except BrokenPipeError:
+                line = b""
+            if line:
+                reply = json.loads(line)
+                code = reply["code"]
+                out, err = (base64.b64decode(reply[k]).decode("utf-8", "replace") for k in ("out", "err"))
+                if code is None:
+                    return Outcome("hang", "", "")
+                return Outcome(code if code >= 0 else f"crash (signal {-code})", out, err)
+            cls.proc = None
+        raise RuntimeError("the attack runner (tests/attack_zygote.py) died twice in a row")
+
+
 def run(
     argv: list[str], tmp: Path, env: dict[str, str] | None = None, stdout: str | None = None, append: bool = False
 ) -> Outcome:
-    """gpusizer in a subprocess of its own, from the repository root, bounded in time and memory."""
+    """gpusizer in a process of its own, from the repository root, bounded in time and memory: a
+    child forked from a process that has gpusizer and the shipped rulebase loaded (tests/attack_zygote.py),
+    or with GPUSIZER_ATTACKS_FRESH=1 a fresh interpreter (``python -m engine``)."""
     full = dict(os.environ, **{k: v.replace("<tmp>", str(tmp)) for k, v in (env or {}).items()})
     full.pop("GPUSIZER_DEBUG", None)
     if stdout:
         stdout = stdout.replace("<tmp>", str(tmp))
+    if os.environ.get("GPUSIZER_ATTACKS_FRESH") != "1":
+        req = {"argv": argv, "env": full, "stdout": stdout, "append": append, "timeout": TIMEOUT, "memory": MEMORY}
+        outcome = _Zygote.run(req)
+        return Outcome(outcome.code, normalise(outcome.out, tmp), normalise(outcome.err, tmp))
     sink = open(stdout, "ab" if append else "wb") if stdout else subprocess.PIPE
     try:
         p = subprocess.run(

@@ -28,6 +28,44 @@ def test_attack(case: Case, tmp_path):
     assert expectation(case, outcome, tmp_path) == (EXPECTED / f"{case.name}.txt").read_text(encoding="utf-8")
 
 
+# cases whose ending depends on the process: its environment, limits, standard output as a file
+# opened by the shell (truncated, appended to, /dev/full: the interpreter's own flush at exit)
+FRESH = [
+    "standard-output-full",
+    "output-to-standard-output-appended-by-the-shell",
+    "bad-limit-variable",
+    "name-of-17-mib-with-raised-limits",
+    "hf-cache-good",
+    "billion-laughs",
+    "record-intact-signed",
+]
+
+
+@pytest.mark.parametrize("name", FRESH)
+def test_a_forked_case_ends_as_in_a_fresh_interpreter(name: str, tmp_path, monkeypatch):
+    """The runner forks each case from a process with the rulebase loaded (tests/attack_zygote.py);
+    these cases end byte for byte as they do in a fresh ``python -m engine``."""
+    case = next(c for c in CASES if c.name == name)
+    seen = []
+    for fresh in ("0", "1"):
+        monkeypatch.setenv("GPUSIZER_ATTACKS_FRESH", fresh)
+        tmp = tmp_path / f"fresh-{fresh}"
+        tmp.mkdir()
+        outcome = run(case.build(tmp), tmp, case.env, case.stdout, case.append)
+        seen.append((outcome.code, outcome.out, expectation(case, outcome, tmp)))
+    assert seen[0] == seen[1]
+
+
+def test_a_case_past_its_time_is_a_hang_and_the_runner_goes_on(tmp_path):
+    from attacks import _Zygote
+
+    env = {k: v for k, v in os.environ.items() if k != "GPUSIZER_DEBUG"}
+    req = {"argv": ["recommend", EXAMPLE], "env": env, "stdout": None, "append": False, "memory": 3 << 30}
+    assert _Zygote.run({**req, "timeout": 0}).code == "hang"
+    done = _Zygote.run({**req, "timeout": 120})
+    assert done.code == 0 and done.out.startswith("gpusizer: llama2-70b-chat")
+
+
 def test_every_expectation_has_its_case():
     assert sorted(p.stem for p in EXPECTED.glob("*.txt")) == sorted(c.name for c in CASES)
 
