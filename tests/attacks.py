@@ -23,6 +23,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,26 +65,33 @@ def _limit() -> None:  # pragma: no cover - runs in the child
 
 
 class _Zygote:
-    """tests/attack_zygote.py: one per test process, started on first use and again if it dies."""
+    """tests/attack_zygote.py: one per thread of a test process (tests/update_golden.py runs cases on
+    several), started on first use and again if it dies."""
 
-    proc: subprocess.Popen[bytes] | None = None
+    local = threading.local()
 
     @classmethod
     def run(cls, req: dict[str, object]) -> Outcome:
-        for attempt in (1, 2):
-            if cls.proc is None or cls.proc.poll() is not None:
-                cls.proc = subprocess.Popen(
+        return cls.local.__dict__.setdefault("runner", _Zygote())._run(req)
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def _run(self, req: dict[str, object]) -> Outcome:
+        for _ in (1, 2):
+            if self.proc is None or self.proc.poll() is not None:
+                self.proc = subprocess.Popen(
                     [sys.executable, str(ROOT / "tests" / "attack_zygote.py")],
                     cwd=ROOT,
                     env={k: v for k, v in os.environ.items() if k != "GPUSIZER_DEBUG"},
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                 )
-            assert cls.proc.stdin is not None and cls.proc.stdout is not None
+            assert self.proc.stdin is not None and self.proc.stdout is not None
             try:
-                cls.proc.stdin.write(json.dumps(req).encode() + b"\n")
-                cls.proc.stdin.flush()
-                line = cls.proc.stdout.readline()
+                self.proc.stdin.write(json.dumps(req).encode() + b"\n")
+                self.proc.stdin.flush()
+                line = self.proc.stdout.readline()
             except BrokenPipeError:
                 line = b""
             if line:
@@ -93,7 +101,7 @@ class _Zygote:
                 if code is None:
                     return Outcome("hang", "", "")
                 return Outcome(code if code >= 0 else f"crash (signal {-code})", out, err)
-            cls.proc = None
+            self.proc = None
         raise RuntimeError("the attack runner (tests/attack_zygote.py) died twice in a row")
 
 

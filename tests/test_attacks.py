@@ -56,6 +56,23 @@ def test_a_forked_case_ends_as_in_a_fresh_interpreter(name: str, tmp_path, monke
     assert seen[0] == seen[1]
 
 
+def test_cases_run_from_several_threads_each_get_their_own_ending(tmp_path):
+    """tests/update_golden.py runs the corpus on a pool of threads: each thread has a runner of its own."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    cases = [c for c in CASES if c.kind in ("workload", "output")][:12]
+
+    def one(case: Case) -> tuple[str, str]:
+        tmp = tmp_path / case.name
+        tmp.mkdir()
+        outcome = run(case.build(tmp), tmp, case.env, case.stdout, case.append)
+        return case.name, expectation(case, outcome, tmp)
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        for name, text in pool.map(one, cases):
+            assert text == (EXPECTED / f"{name}.txt").read_text(encoding="utf-8"), name
+
+
 def test_a_case_past_its_time_is_a_hang_and_the_runner_goes_on(tmp_path):
     from attacks import _Zygote
 
