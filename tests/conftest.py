@@ -59,7 +59,8 @@ _from_workers: list[tuple[str, str]] = []
 def _sweeps() -> list[tuple[str, str]]:
     for name, module in list(sys.modules.items()):
         if name.endswith("invariants.runner"):
-            return [(r.tier, r.counts()) for r in getattr(module, "REPORTS", [])]
+            reports = getattr(module, "REPORTS", [])
+            return [(r.tier + (", backends compared" if r.compared else ""), r.counts()) for r in reports]
     return []
 
 
