@@ -10,7 +10,7 @@ planning the shipped rulebase (most of a fresh process's two seconds); a case wi
 (--rules, --knowledge) or other GPUSIZER_ limits still loads its own, as the command does.
 
 Protocol, one JSON line each way per case on this process's standard input and output:
-``{"argv", "env", "stdout", "append", "timeout", "memory"}`` in, ``{"code", "out", "err"}`` out
+``{"argv", "env", "stdout", "append", "timeout"}`` in, ``{"code", "out", "err"}`` out
 (``code``: the exit code, minus the signal for a crash, or null for a hang; outputs in base64).
 tests/attacks.py starts one per test process; ``GPUSIZER_ATTACKS_FRESH=1`` runs every case in a
 fresh interpreter instead.
@@ -23,7 +23,6 @@ import base64
 import gc
 import json
 import os
-import resource
 import select
 import signal
 import sys
@@ -34,13 +33,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _child(req: dict, out_w: int, err_w: int, parents: tuple[int, ...], reader: Any) -> None:
+def _child(req: dict, out_w: int, err_w: int, parents: tuple[int, ...], reader: Any, limit: Any) -> None:
     """Turn this forked process into the case's ``python -m engine``; it exits through sys.exit."""
     reader.close()  # the protocol is the parent's
     for fd in parents:
         os.close(fd)
-    resource.setrlimit(resource.RLIMIT_AS, (req["memory"], req["memory"]))
-    os.umask(0o022)
+    limit()  # the address space and file mode mask every case runs with (tests/attacks.py)
     os.environ.clear()
     os.environ.update(req["env"])
     null = os.open(os.devnull, os.O_RDONLY)
@@ -100,6 +98,8 @@ def main() -> int:
     sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
     os.chdir(ROOT)
 
+    from attacks import _limit
+
     import corpus
     from engine.cli import main as cli_main
 
@@ -118,7 +118,7 @@ def main() -> int:
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
-            _child(req, out_w, err_w, (out_r, err_r, proto_out), reader)
+            _child(req, out_w, err_w, (out_r, err_r, proto_out), reader, _limit)
             sys.exit(cli_main(req["argv"]))
         os.close(out_w)
         os.close(err_w)

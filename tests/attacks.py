@@ -72,7 +72,10 @@ class _Zygote:
 
     @classmethod
     def run(cls, req: dict[str, object]) -> Outcome:
-        return cls.local.__dict__.setdefault("runner", _Zygote())._run(req)
+        runner = getattr(cls.local, "runner", None)
+        if runner is None:
+            runner = cls.local.runner = _Zygote()
+        return runner._run(req)
 
     def __init__(self) -> None:
         self.proc: subprocess.Popen[bytes] | None = None
@@ -98,9 +101,7 @@ class _Zygote:
                 reply = json.loads(line)
                 code = reply["code"]
                 out, err = (base64.b64decode(reply[k]).decode("utf-8", "replace") for k in ("out", "err"))
-                if code is None:
-                    return Outcome("hang", "", "")
-                return Outcome(code if code >= 0 else f"crash (signal {-code})", out, err)
+                return Outcome("hang", "", "") if code is None else Outcome(_ended(code), out, err)
             self.proc = None
         raise RuntimeError("the attack runner (tests/attack_zygote.py) died twice in a row")
 
@@ -115,16 +116,26 @@ def run(
     full.pop("GPUSIZER_DEBUG", None)
     if stdout:
         stdout = stdout.replace("<tmp>", str(tmp))
-    if os.environ.get("GPUSIZER_ATTACKS_FRESH") != "1":
-        req = {"argv": argv, "env": full, "stdout": stdout, "append": append, "timeout": TIMEOUT, "memory": MEMORY}
-        outcome = _Zygote.run(req)
-        return Outcome(outcome.code, normalise(outcome.out, tmp), normalise(outcome.err, tmp))
+    if os.environ.get("GPUSIZER_ATTACKS_FRESH") == "1":
+        outcome = _fresh(argv, full, stdout, append)
+    else:
+        outcome = _Zygote.run({"argv": argv, "env": full, "stdout": stdout, "append": append, "timeout": TIMEOUT})
+    return Outcome(outcome.code, normalise(outcome.out, tmp), normalise(outcome.err, tmp))
+
+
+def _ended(returncode: int) -> int | str:
+    """An exit code as the expectations write it: the code, or the signal that killed the process."""
+    return returncode if returncode >= 0 else f"crash (signal {-returncode})"
+
+
+def _fresh(argv: list[str], env: dict[str, str], stdout: str | None, append: bool) -> Outcome:
+    """``python -m engine`` in a fresh interpreter; its outputs as they came."""
     sink = open(stdout, "ab" if append else "wb") if stdout else subprocess.PIPE
     try:
         p = subprocess.run(
             [sys.executable, "-m", "engine", *argv],
             cwd=ROOT,
-            env=full,
+            env=env,
             stdout=sink,
             stderr=subprocess.PIPE,
             timeout=TIMEOUT,
@@ -136,9 +147,7 @@ def run(
         if stdout:
             sink.close()
     out = "" if stdout else p.stdout.decode("utf-8", "replace")
-    err = p.stderr.decode("utf-8", "replace")
-    code: int | str = p.returncode if p.returncode >= 0 else f"crash (signal {-p.returncode})"
-    return Outcome(code, normalise(out, tmp), normalise(err, tmp))
+    return Outcome(_ended(p.returncode), out, p.stderr.decode("utf-8", "replace"))
 
 
 _HEX = re.compile(r"\b(?=[0-9]*[a-f])[0-9a-f]{12,64}\b")  # a hash has a letter; a long number need not

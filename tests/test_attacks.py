@@ -77,7 +77,7 @@ def test_a_case_past_its_time_is_a_hang_and_the_runner_goes_on(tmp_path):
     from attacks import _Zygote
 
     env = {k: v for k, v in os.environ.items() if k != "GPUSIZER_DEBUG"}
-    req = {"argv": ["recommend", EXAMPLE], "env": env, "stdout": None, "append": False, "memory": 3 << 30}
+    req = {"argv": ["recommend", EXAMPLE], "env": env, "stdout": None, "append": False}
     assert _Zygote.run({**req, "timeout": 0}).code == "hang"
     done = _Zygote.run({**req, "timeout": 120})
     assert done.code == 0 and done.out.startswith("gpusizer: llama2-70b-chat")
