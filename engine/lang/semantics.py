@@ -308,7 +308,7 @@ def holds(cond: Simple, env: Env) -> bool:
         if isinstance(inner, AttrCond):
             return not holds(inner, env)
         join = _Join(inner, env)
-        return not any(join.passes(item) for item in env.catalogs[inner.catalog].items.values())
+        return not any(join.passes(item) for item in join.candidates())
     raise TypeError("a positive item join is matched, not tested")  # pragma: no cover
 
 

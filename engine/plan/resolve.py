@@ -95,6 +95,15 @@ class Frame:
 
 
 @dataclass(frozen=True)
+class LetGroup:
+    """Lets that read the same items (none: the same in every firing of a run)."""
+
+    lets: tuple[tuple[int, Getter], ...]  # each let's frame slot and getter, in PlannedRule.lets' order
+    item_slots: tuple[int, ...]  # the frame slots of the items they read
+    shared: bool  # they read fewer items than every firing binds: computed once for those items
+
+
+@dataclass(frozen=True)
 class PlannedRule:
     """A rule ready to run: its IR, its variants, its bound expressions and its place in the order."""
 
@@ -109,6 +118,10 @@ class PlannedRule:
     when: tuple[Condition, ...] = ()
     calls: tuple[FormulaCall, ...] = ()  # formula calls of the lets and conclusions, for explain
     frame: Frame = Frame(0, (), (), ())  # the slots lets and outputs read (lets are in order)
+    # the lets in groups by the items they read (directly or through other lets), in an order where
+    # each group comes after those it reads: a group that reads fewer than all the rule's items has
+    # the same values in every firing that binds those items, so a run computes it once for them
+    let_groups: tuple[LetGroup, ...] = ()
 
     @property
     def id(self) -> str:
@@ -761,9 +774,10 @@ def _plan(r: _Resolver, rule: Rule) -> PlannedRule:
         let_names[x.name] = True
         r.slot("let", x.name)  # every let has a slot, read or not (explain shows them all)
     expr_reads: set[str] = set()
+    expanded = [r.expand(x.value, x.span, common) for x in lets_order]
     lets = tuple(
-        (x.name, r.bind(r.expand(x.value, x.span, common), x.span, common, let_names, expr_reads, x.value))
-        for x in lets_order
+        (x.name, r.bind(value, x.span, common, let_names, expr_reads, x.value))
+        for x, value in zip(lets_order, expanded, strict=True)
     )
     outputs = tuple(
         (c.attribute, r.conclusion(_expanded_conclusion(r, c, common), common, let_names, expr_reads, c))
@@ -786,6 +800,37 @@ def _plan(r: _Resolver, rule: Rule) -> PlannedRule:
         when=when,
         calls=calls,
         frame=r.frame(),
+        let_groups=_let_groups(r, lets, expanded, common),
+    )
+
+
+def _let_groups(
+    r: _Resolver, lets: tuple[tuple[str, Getter], ...], values: list[Computed], aliases: Mapping[str, str]
+) -> tuple[LetGroup, ...]:
+    """The lets grouped by the items each reads, itself or through the lets it reads (``lets``
+    and their expanded ``values`` in dependency order). A group reading a subset of another's
+    items comes first, so the groups run in order see every let they read already computed.
+    """
+    names = [name for name, _ in lets]
+    reads: dict[str, frozenset[str]] = {}
+    for name, value in zip(names, values, strict=True):
+        heads = {dotted.split(".")[0] for dotted in value.names}
+        found = set(heads & set(aliases))
+        for h in heads & set(reads):
+            found |= reads[h]
+        reads[name] = frozenset(found)
+    groups: dict[frozenset[str], list[int]] = {}
+    for i, name in enumerate(names):
+        groups.setdefault(reads[name], []).append(i)
+    every = frozenset(aliases)
+    ordered = sorted(groups.items(), key=lambda kv: (len(kv[0]), kv[1][0]))
+    return tuple(
+        LetGroup(
+            tuple((r.slot("let", names[i]), lets[i][1]) for i in members),
+            tuple(sorted(r.slot("item", a) for a in read)),
+            read != every,
+        )
+        for read, members in ordered
     )
 
 

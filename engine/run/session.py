@@ -211,6 +211,8 @@ class _Run:
         # when a second firing of the rule binds the same items (two alternatives of an 'any')
         self.seen: dict[tuple[str, tuple[tuple[str, tuple[str, str]], ...]], list[Any]] = {}
         self._items_keys: dict[int, str] = {}  # canonical(firing.items) by firing index, once asked for
+        # (rule, group, the ids of the items it reads) -> a let group's values (_lets)
+        self.memo: dict[tuple[Any, ...], list[Any]] = {}
 
     def set(self, name: str, value: Any) -> None:
         if value is S.ABSENT:
@@ -227,11 +229,9 @@ class _Run:
             frame[i] = values[name]
         for alias, i in layout.items:
             frame[i] = items[alias]
-        lets: dict[str, Any] = {}
         try:
             with X.Budget():  # the firing's lets and conclusions share one budget of work
-                for (name, let), (_, i) in zip(rule.lets, layout.lets, strict=True):
-                    lets[name] = frame[i] = let(frame)
+                self._lets(rule, frame)
                 outputs: dict[str, Any] = {}
                 for attr, out in rule.outputs:
                     if isinstance(out, tuple):
@@ -244,6 +244,7 @@ class _Run:
         except (ArithmeticError, TypeError, ValueError, KeyError, RecursionError, MemoryError) as exc:
             self.errors.append(rule_error(rule, f"while firing: {type(exc).__name__}: {exc}", items=items))
             return
+        lets = {name: frame[i] for name, i in layout.lets}
         item_ids = {a: (i.catalog, i.id) for a, i in items.items()}
         # two alternatives of one rule ('any') can both hold: the same conclusion from the same
         # items is one firing, not two (a 'sum' attribute would otherwise count it twice). Equal
@@ -265,6 +266,35 @@ class _Run:
         self.firings.append(Firing(idx, rule.id, rule.stratum, attrs, item_ids, lets, outputs))
         for attr, value in outputs.items():
             self.pending.setdefault(attr, []).append(Contribution(rule.id, idx, value, rule.rule.priority))
+
+    def _lets(self, rule: PlannedRule, frame: list[Any]) -> None:
+        """Compute the firing's lets into its frame. A group of lets that reads fewer items than
+        the firing binds (the card, not the card and the platform) has the same values in every
+        firing of the run that binds the same items, so it is computed once for them: the rule's
+        attributes are final before its stratum fires, and an expression reads nothing else. (Its
+        work is charged to the budget of the firing that computed it.)
+        """
+        if not rule.let_groups:
+            for (_, let), (_, i) in zip(rule.lets, rule.frame.lets, strict=True):
+                frame[i] = let(frame)
+            return
+        memo = self.memo
+        for group in rule.let_groups:
+            if group.shared:
+                key = (rule.id, group.lets[0][0], *[id(frame[s]) for s in group.item_slots])
+                known = memo.get(key)
+                if known is not None:
+                    for (i, _), v in zip(group.lets, known, strict=True):
+                        frame[i] = v
+                    continue
+                computed = []
+                for i, let in group.lets:
+                    v = frame[i] = let(frame)
+                    computed.append(v)
+                memo[key] = computed
+            else:
+                for i, let in group.lets:
+                    frame[i] = let(frame)
 
     def conclude(self, name: str) -> None:
         attr = self.rb.attributes[name]

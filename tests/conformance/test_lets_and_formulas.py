@@ -260,3 +260,43 @@ source: {doc: test}
     assert r["ranked"]["id"] == "a"
     assert r["tallest"]["id"] == "c"
     assert r.explain("ranked")["note"] == "lowest unflagged false first, then cost of 3 candidate(s)"
+
+
+def test_lets_that_read_fewer_items_are_grouped_and_give_every_firing_its_own_values(build):
+    """A let that reads one of two joined items is computed once for that item in a run (the
+    planner groups lets by the items they read); every firing still sees the values of its own
+    items, in the lets of its record and in its conclusions.
+    """
+    rule = """id: pairs
+summary: every pair of things, with lets that read none, one or both of them.
+when:
+  - x: {exists: true}
+  - item: thing
+    as: p
+  - item: thing
+    as: q
+let:
+  both: p_size + q.size
+  p_size: p.size * x
+  base: x + 1
+  q_size: q.size + base
+then:
+  hits: "{p.id}{q.id}:{both}:{q_size}"
+source: {doc: test}
+"""
+    rec = build({"pairs": rule})
+    r = rec.recommend({"name": "w", "x": 2})
+    sizes = {"a": 1, "b": 5, "c": 10}
+    want = sorted(f"{p}{q}:{sp * 2 + sq}:{sq + 3}" for p, sp in sizes.items() for q, sq in sizes.items())
+    assert sorted(r["hits"]) == want
+    groups = rec.rulebase.rules["pairs"].let_groups
+    names = {i: n for n, i in rec.rulebase.rules["pairs"].frame.lets}
+    assert [([names[i] for i, _ in g.lets], g.shared) for g in groups] == [
+        (["base"], True),
+        (["p_size"], True),
+        (["q_size"], True),
+        (["both"], False),
+    ]
+    for f in r.outcome.firings:
+        p, q = f.items["p"][1], f.items["q"][1]
+        assert f.lets == {"both": sizes[p] * 2 + sizes[q], "p_size": sizes[p] * 2, "base": 3, "q_size": sizes[q] + 3}
