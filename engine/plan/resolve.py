@@ -99,6 +99,7 @@ class LetGroup:
     """Lets that read the same items (none: the same in every firing of a run)."""
 
     lets: tuple[tuple[int, Getter], ...]  # each let's frame slot and getter, in PlannedRule.lets' order
+    slots: tuple[int, ...]  # the lets' frame slots alone, in that order
     item_slots: tuple[int, ...]  # the frame slots of the items they read
     shared: bool  # they read fewer items than every firing binds: computed once for those items
 
@@ -827,6 +828,7 @@ def _let_groups(
     return tuple(
         LetGroup(
             tuple((r.slot("let", names[i]), lets[i][1]) for i in members),
+            tuple(r.slot("let", names[i]) for i in members),
             tuple(sorted(r.slot("item", a) for a in read)),
             read != every,
         )

@@ -211,8 +211,8 @@ class _Run:
         # when a second firing of the rule binds the same items (two alternatives of an 'any')
         self.seen: dict[tuple[str, tuple[tuple[str, tuple[str, str]], ...]], list[Any]] = {}
         self._items_keys: dict[int, str] = {}  # canonical(firing.items) by firing index, once asked for
-        # (rule, group, the ids of the items it reads) -> a let group's values (_lets)
-        self.memo: dict[tuple[Any, ...], list[Any]] = {}
+        # a let group (by id: the rulebase holds it) -> the ids of the items it reads -> its values (_lets)
+        self.memo: dict[int, dict[Any, list[Any]]] = {}
 
     def set(self, name: str, value: Any) -> None:
         if value is S.ABSENT:
@@ -280,21 +280,25 @@ class _Run:
             return
         memo = self.memo
         for group in rule.let_groups:
-            if group.shared:
-                key = (rule.id, group.lets[0][0], *[id(frame[s]) for s in group.item_slots])
-                known = memo.get(key)
-                if known is not None:
-                    for (i, _), v in zip(group.lets, known, strict=True):
-                        frame[i] = v
-                    continue
-                computed = []
-                for i, let in group.lets:
-                    v = frame[i] = let(frame)
-                    computed.append(v)
-                memo[key] = computed
-            else:
+            if not group.shared:
                 for i, let in group.lets:
                     frame[i] = let(frame)
+                continue
+            slots = group.item_slots
+            key: Any = id(frame[slots[0]]) if len(slots) == 1 else tuple([id(frame[s]) for s in slots])
+            known = memo.get(id(group))
+            if known is None:
+                known = memo[id(group)] = {}
+            values = known.get(key)
+            if values is not None:
+                for i, v in zip(group.slots, values, strict=True):
+                    frame[i] = v
+                continue
+            computed = []
+            for i, let in group.lets:
+                v = frame[i] = let(frame)
+                computed.append(v)
+            known[key] = computed
 
     def conclude(self, name: str) -> None:
         attr = self.rb.attributes[name]
