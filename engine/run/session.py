@@ -19,7 +19,7 @@ from ..backends import Backend, Compiled, Match, get_backend
 from ..errors import GpusizerError, RuleBug, RuleError
 from ..lang import expr as X
 from ..lang import semantics as S
-from ..lang.ir import Attribute, InputValue, Item
+from ..lang.ir import LIST_PREFIX, Attribute, InputValue, Item
 from ..load.workload import Workload
 from ..plan.resolve import PlannedRule
 from ..plan.rulebase import Rulebase
@@ -339,10 +339,21 @@ class _Run:
         self.conclusions[name] = Conclusion(name, value, tuple(contribs), combined)
 
     def _items_key(self, firing: int) -> str:
+        """The firing's items as text that orders contributions: by catalog and id, a list's
+        members by their place in the list (1, 2, 4, 16, not 1, 16, 2, 4).
+        """
         key = self._items_keys.get(firing)
         if key is None:
-            key = self._items_keys[firing] = canonical(self.firings[firing].items)
+            items = self.firings[firing].items
+            if any(cat.startswith(LIST_PREFIX) for cat, _ in items.values()):
+                items = {a: (cat, self._place(cat, i)) for a, (cat, i) in items.items()}
+            key = self._items_keys[firing] = canonical(items)
         return key
+
+    def _place(self, catalog: str, item: str) -> str:
+        if not catalog.startswith(LIST_PREFIX):
+            return item
+        return f"{list(self.rb.catalogs[catalog].items).index(item):09d}"
 
     def _ordered(self, contribs: list[Contribution]) -> list[Contribution]:
         """Contributions by rule, then items, then value (as canonical text): the value's text is

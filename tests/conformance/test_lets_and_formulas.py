@@ -232,6 +232,16 @@ def test_explain_names_the_list_member(build):
     assert items == [{"k": {"catalog": "each [3, 5]", "id": "3"}}, {"k": {"catalog": "each [3, 5]", "id": "5"}}]
 
 
+def test_contributions_from_list_members_follow_the_list(build):
+    """A list's members order a conclusion's contributions by their place in the list, as a
+    catalog's items by id: 1, 2, 4, 8, 16, not the text order 1, 16, 2, 4, 8.
+    """
+    rule = "id: pick\nsummary: s.\nwhen:\n  - each: [1, 2, 4, 8, 16]\n    as: k\nthen:\n  n.sum: k\nsource: {doc: test}\n"
+    r = build({"pick": rule}).recommend({"name": "w"})
+    assert r["n.sum"] == 31
+    assert [c["items"]["k"]["id"] for c in r.explain("n.sum")["binding"]] == ["1", "2", "4", "8", "16"]
+
+
 def test_a_list_of_mixed_kinds_is_a_load_error(build):
     rule = "id: mixed\nsummary: s.\nwhen:\n  - each: [1, two]\n    as: k\nthen:\n  hits: mixed\nsource: {doc: test}\n"
     with pytest.raises(InputError, match="the members of an 'each' list are all numbers, all texts or all booleans"):
