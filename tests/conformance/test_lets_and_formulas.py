@@ -236,8 +236,8 @@ def test_contributions_from_list_members_follow_the_list(build):
     """A list's members order a conclusion's contributions by their place in the list, as a
     catalog's items by id: 1, 2, 4, 8, 16, not the text order 1, 16, 2, 4, 8.
     """
-    rule = "id: pick\nsummary: s.\nwhen:\n  - each: [1, 2, 4, 8, 16]\n    as: k\nthen:\n  n.sum: k\nsource: {doc: test}\n"
-    r = build({"pick": rule}).recommend({"name": "w"})
+    rule = "id: pick\nsummary: s.\nwhen:\n  - each: [1, 2, 4, 8, 16]\n    as: k\nthen:\n  n.sum: k\n"
+    r = build({"pick": rule + "source: {doc: test}\n"}).recommend({"name": "w"})
     assert r["n.sum"] == 31
     assert [c["items"]["k"]["id"] for c in r.explain("n.sum")["binding"]] == ["1", "2", "4", "8", "16"]
 
