@@ -250,6 +250,33 @@ def test_a_pinned_tensor_parallel_size_is_the_one_planned(rec: Any) -> None:
     assert r["gpu.count"] == 4 and "tensor parallel, degree 4" in r["gpu.selection"]["split"]
 
 
+def test_pinned_pipeline_stages_are_the_ones_planned(rec: Any) -> None:
+    """serving.pipeline_parallel: 2 with TP4 on 16 owned H100 plans 2 replicas of 2 stages of 4 GPUs, as a
+    measured PP2 x TP4 deployment runs; auto plans one stage; an engine without stages across nodes says so.
+    """
+    serving = {"engine": "vllm", "concurrent_requests": 64, "prompt_tokens": 1000, "output_tokens": 500}
+    w = {
+        "name": "pp2",
+        "task": "inference",
+        "model": {"name": "llama-3.1-70b"},
+        "precision": "bf16",
+        "serving": serving,
+        "gpu": {"model": "h100-sxm-80gb", "count": 16},
+        "parallelism": {"tensor_parallel": 4},
+    }
+    auto = rec.recommend(w)["serving.plan"]
+    assert auto["pipeline_parallel"] == 1
+    plan = rec.recommend({**w, "serving": {**serving, "pipeline_parallel": 2}})["serving.plan"]
+    assert (plan["tensor_parallel"], plan["pipeline_parallel"], plan["replicas"], plan["count"]) == (4, 2, 2, 16)
+    # three stages (no layout auto tries), each a TP group of the card's node, on a card gpusizer picks
+    free = {k: v for k, v in w.items() if k not in ("gpu", "parallelism")}
+    three = rec.recommend({**free, "serving": {**serving, "pipeline_parallel": 3}})["serving.plan"]
+    assert three["pipeline_parallel"] == 3 and three["count"] == three["tensor_parallel"] * 3 * three["replicas"]
+    r = rec.recommend({**w, "serving": {**serving, "engine": "tgi", "pipeline_parallel": 2}})
+    assert any(a.startswith("ENGINE CANNOT: Text Generation Inference") for a in r["alerts"])
+    assert r.get("serving.plan") is None
+
+
 def test_a_tensor_parallel_size_that_does_not_divide_the_heads_is_an_alert(rec: Any) -> None:
     w = {
         "name": "tp3",
