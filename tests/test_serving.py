@@ -277,6 +277,32 @@ def test_pinned_pipeline_stages_are_the_ones_planned(rec: Any) -> None:
     assert r.get("serving.plan") is None
 
 
+def test_a_checkpoint_that_declares_an_fp8_kv_cache_is_served_with_one(rec: Any, tmp_path: Any) -> None:
+    """A ModelOpt config's kv_cache_quant_algo FP8 gives vLLM and TensorRT-LLM an FP8 cache (half the bytes a
+    token) when kv_cache_dtype is not given; SGLang, and an explicit auto, keep the 16-bit one.
+    """
+    import json
+
+    cfg = json.loads((ROOT / "examples" / "configs" / "Llama-3.1-8B.config.json").read_text())
+    cfg["quantization_config"] = {"quant_method": "modelopt", "quant_algo": "FP8", "kv_cache_quant_algo": "FP8"}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    serving = {"concurrent_requests": 32, "prompt_tokens": 2000, "output_tokens": 500}
+
+    def served(engine: str, **extra: Any) -> Any:
+        w = {"name": "kv", "task": "inference", "model": {"config": str(path)}}
+        return rec.recommend({**w, "serving": {**serving, "engine": engine, **extra}})
+
+    sixteen = served("sglang")
+    assert sixteen["model.kv_cache_quant"] == "fp8" and sixteen["serving.kv_cache_dtype"] == "auto"
+    for engine in ("vllm", "trtllm"):
+        r = served(engine)
+        assert r["serving.kv_cache_dtype"] == "fp8"
+        assert r["serving.kv_bytes_per_token"] * 2 == sixteen["serving.kv_bytes_per_token"]
+        assert "kv_cache_quant_algo" in r.explain("serving.kv_cache_dtype")["detail"]
+    assert served("vllm", kv_cache_dtype="auto")["serving.kv_cache_dtype"] == "auto"
+
+
 def test_a_tensor_parallel_size_that_does_not_divide_the_heads_is_an_alert(rec: Any) -> None:
     w = {
         "name": "tp3",
