@@ -186,7 +186,28 @@ def _compiled(expr: X.Expr) -> X.Getter:
 
 
 def _lookup(dotted: str) -> X.Getter:
-    return lambda d: d[_ENV].lookup(dotted)
+    """``Env.lookup(dotted)`` with the name split once, when the ref is compiled."""
+    head, _, rest = dotted.partition(".")
+    parts = dotted.split(".")
+    cuts = [(".".join(parts[:cut]), tuple(parts[cut:])) for cut in range(len(parts), 0, -1)]
+
+    def get(d: Any) -> Any:
+        env: Env = d[_ENV]
+        items = env.items
+        if head in items:
+            return items[head].get(rest)
+        values = env.values
+        for name, fields in cuts:
+            if name in values:
+                v: Any = values[name]
+                for f in fields:
+                    v = v.get(f, ABSENT) if isinstance(v, dict) else ABSENT
+                if v is ABSENT:
+                    break
+                return v
+        raise X.ExprError(f"'{dotted}' has no value")
+
+    return get
 
 
 def operand_value(operand: object, env: Env) -> Any:
@@ -240,6 +261,19 @@ def item_passes(where: Sequence[FieldCond], item: Item, env: Env) -> bool:
     return all(first_failing(f.tests, field_value(item, f.field), env) is None for f in where)
 
 
+# the first parts of the names an expression reads (aliases, attributes' first words), once per expression
+_HEADS: weakref.WeakKeyDictionary[X.Expr, frozenset[str]] = weakref.WeakKeyDictionary()
+
+
+def _heads(expr: X.Expr) -> frozenset[str]:
+    heads = _HEADS.get(expr)
+    if heads is None:
+        heads = frozenset(n.split(".")[0] for n in expr.names)
+        with _COMPILED_LOCK:
+            _HEADS[expr] = heads
+    return heads
+
+
 class _Join:
     """One join's tests in one ``env``: a ref that does not read the join's own alias cannot differ
     between the catalog's items, so it is computed once, for the candidate lookup and every item.
@@ -247,11 +281,12 @@ class _Join:
 
     def __init__(self, cond: ItemCond, env: Env) -> None:
         self.cond, self.env = cond, env
+        alias = cond.alias
         self.shared = {
             id(t)
             for f in cond.where
             for t in f.tests
-            if isinstance(t.operand, Ref) and not t.operand.reads((cond.alias,))
+            if isinstance(t.operand, Ref) and alias not in _heads(t.operand.expr)
         }
         self.computed: dict[int, Any] = {}
 
