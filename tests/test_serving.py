@@ -275,6 +275,11 @@ def test_pinned_pipeline_stages_are_the_ones_planned(rec: Any) -> None:
     r = rec.recommend({**w, "serving": {**serving, "engine": "tgi", "pipeline_parallel": 2}})
     assert any(a.startswith("ENGINE CANNOT: Text Generation Inference") for a in r["alerts"])
     assert r.get("serving.plan") is None
+    # a pinned layout larger than the GPUs pinned: said first, and not blamed on the cards' memory
+    for pins in ({"serving": {**serving, "pipeline_parallel": 4}}, {"parallelism": {"tensor_parallel": 8}}):
+        small = rec.recommend({**w, "gpu": {"model": "h100-sxm-80gb", "count": 2}, "parallelism": {}, **pins})
+        assert any(a.startswith("LAYOUT LARGER THAN THE GPUS") for a in small["alerts"]), small.get("alerts")
+        assert not any("would hold this workload with its weights quantized" in x for x in small.get("warnings") or [])
 
 
 def test_a_checkpoint_that_declares_an_fp8_kv_cache_is_served_with_one(rec: Any, tmp_path: Any) -> None:
