@@ -275,6 +275,10 @@ def test_pinned_pipeline_stages_are_the_ones_planned(rec: Any) -> None:
     r = rec.recommend({**w, "serving": {**serving, "engine": "tgi", "pipeline_parallel": 2}})
     assert any(a.startswith("ENGINE CANNOT: Text Generation Inference") for a in r["alerts"])
     assert r.get("serving.plan") is None
+    # two stages on two PCIe cards of one server pass activations inside it (no fabric needed)
+    owned = {**w, "model": {"name": "llama-3.1-8b"}, "gpu": {"model": "l40s-48gb", "count": 2}, "parallelism": {}}
+    pcie = rec.recommend({**owned, "serving": {**serving, "pipeline_parallel": 2}})["serving.plan"]
+    assert (pcie["tensor_parallel"], pcie["pipeline_parallel"], pcie["count"], pcie["nodes"]) == (1, 2, 2, 1)
     # a pinned layout larger than the GPUs pinned: said first, and not blamed on the cards' memory
     for pins in ({"serving": {**serving, "pipeline_parallel": 4}}, {"parallelism": {"tensor_parallel": 8}}):
         small = rec.recommend({**w, "gpu": {"model": "h100-sxm-80gb", "count": 2}, "parallelism": {}, **pins})
