@@ -253,6 +253,11 @@ class Expr:
         return isinstance(self.tree.body, ast.Constant)
 
     @functools.cached_property
+    def heads(self) -> frozenset[str]:
+        """The first part of each name read: the item aliases, lets and attributes' first words."""
+        return frozenset(n.split(".")[0] for n in self.names)
+
+    @functools.cached_property
     def reads_catalog(self) -> bool:
         """The expression calls a catalog function (only a rule's ``let`` and ``then`` have the catalogs)."""
         return any(
@@ -273,6 +278,11 @@ class Template:
     def names(self) -> frozenset[str]:
         """Every dotted name the placeholders read."""
         return frozenset(n for p in self.parts if isinstance(p, Expr) for n in p.names)
+
+    @property
+    def heads(self) -> frozenset[str]:
+        """The first part of each name the placeholders read."""
+        return frozenset(h for p in self.parts if isinstance(p, Expr) for h in p.heads)
 
     @property
     def calls(self) -> tuple[tuple[str, int], ...]:

@@ -96,7 +96,7 @@ class Ref:
 
     def reads(self, heads: Collection[str]) -> bool:
         """The expression reads a name whose first part is one of ``heads`` (e.g. an item alias)."""
-        return any(n.split(".")[0] in heads for n in self.expr.names)
+        return not self.expr.heads.isdisjoint(heads)
 
 
 Operand: TypeAlias = Scalar | Ref

@@ -261,19 +261,6 @@ def item_passes(where: Sequence[FieldCond], item: Item, env: Env) -> bool:
     return all(first_failing(f.tests, field_value(item, f.field), env) is None for f in where)
 
 
-# the first parts of the names an expression reads (aliases, attributes' first words), once per expression
-_HEADS: weakref.WeakKeyDictionary[X.Expr, frozenset[str]] = weakref.WeakKeyDictionary()
-
-
-def _heads(expr: X.Expr) -> frozenset[str]:
-    heads = _HEADS.get(expr)
-    if heads is None:
-        heads = frozenset(n.split(".")[0] for n in expr.names)
-        with _COMPILED_LOCK:
-            _HEADS[expr] = heads
-    return heads
-
-
 class _Join:
     """One join's tests in one ``env``: a ref that does not read the join's own alias cannot differ
     between the catalog's items, so it is computed once, for the candidate lookup and every item.
@@ -286,7 +273,7 @@ class _Join:
             id(t)
             for f in cond.where
             for t in f.tests
-            if isinstance(t.operand, Ref) and alias not in _heads(t.operand.expr)
+            if isinstance(t.operand, Ref) and alias not in t.operand.expr.heads
         }
         self.computed: dict[int, Any] = {}
 

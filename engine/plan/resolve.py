@@ -99,7 +99,6 @@ class LetGroup:
     """Lets that read the same items (none: the same in every firing of a run)."""
 
     lets: tuple[tuple[int, Getter], ...]  # each let's frame slot and getter, in PlannedRule.lets' order
-    slots: tuple[int, ...]  # the lets' frame slots alone, in that order
     item_slots: tuple[int, ...]  # the frame slots of the items they read
     shared: bool  # they read fewer items than every firing binds: computed once for those items
 
@@ -439,7 +438,7 @@ class _Resolver:
         if not isinstance(t.operand, Ref):
             return t
         expr = t.operand.expr
-        read = sorted({n.split(".")[0] for n in expr.names} & set(lets))
+        read = sorted(expr.heads & set(lets))
         if not expr.calls and not read and not (expr.names & self.lists):
             return t
         for name in read:
@@ -617,7 +616,7 @@ class _Resolver:
     def ordered_lets(self) -> list[Let]:
         """``let`` values in an order where each comes after those it reads (file order otherwise)."""
         lets = {x.name: x for x in self.rule.lets}
-        deps = {n: {d.split(".")[0] for d in x.value.names} & set(lets) for n, x in lets.items()}
+        deps = {n: x.value.heads & set(lets) for n, x in lets.items()}
         try:
             order = list(TopologicalSorter({n: deps[n] for n in lets}).static_order())
         except CycleError as exc:
@@ -815,7 +814,7 @@ def _let_groups(
     names = [name for name, _ in lets]
     reads: dict[str, frozenset[str]] = {}
     for name, value in zip(names, values, strict=True):
-        heads = {dotted.split(".")[0] for dotted in value.names}
+        heads = value.heads
         found = set(heads & set(aliases))
         for h in heads & set(reads):
             found |= reads[h]
@@ -828,7 +827,6 @@ def _let_groups(
     return tuple(
         LetGroup(
             tuple((r.slot("let", names[i]), lets[i][1]) for i in members),
-            tuple(r.slot("let", names[i]) for i in members),
             tuple(sorted(r.slot("item", a) for a in read)),
             read != every,
         )

@@ -274,10 +274,6 @@ class _Run:
         attributes are final before its stratum fires, and an expression reads nothing else. (Its
         work is charged to the budget of the firing that computed it.)
         """
-        if not rule.let_groups:
-            for (_, let), (_, i) in zip(rule.lets, rule.frame.lets, strict=True):
-                frame[i] = let(frame)
-            return
         memo = self.memo
         for group in rule.let_groups:
             if not group.shared:
@@ -291,7 +287,7 @@ class _Run:
                 known = memo[id(group)] = {}
             values = known.get(key)
             if values is not None:
-                for i, v in zip(group.slots, values, strict=True):
+                for (i, _), v in zip(group.lets, values, strict=True):
                     frame[i] = v
                 continue
             computed = []
