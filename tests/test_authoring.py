@@ -85,8 +85,10 @@ def test_coverage_threshold_fails_the_run(tmp_path):
             "given: {model.params: 7e9}", "given: {model.params: 7e9, memory.weight_bytes_per_param: 2}"
         )
     )
-    code, out, err = run_cli(["test", str(rules), "--coverage", "--min-coverage", "100"])
+    # the weights-memory cases alone (-k): coverage is then over that rule
+    code, out, err = run_cli(["test", str(rules), "-k", "weights-memory::", "--coverage", "--min-coverage", "100"])
     assert code == 1, out + err
+    assert "rule coverage: 0.0% of 1 rules" in out
     assert "FAIL weights-memory::silent-without-bytes-per-param" in out
     assert "never stayed silent: weights-memory" in out
     assert "is below --min-coverage 100%" in out
@@ -96,11 +98,28 @@ def test_workload_cases(tmp_path):
     (tmp_path / "expected").mkdir()
     shutil.copy(ROOT / "examples" / "gpt2-finetune-personal.yaml", tmp_path)
     (tmp_path / "expected" / "gpt2-finetune-personal.yaml").write_text("expect: {task: fine-tuning, precision: fp32}\n")
-    code, out, err = run_cli(["test", "--workloads", str(tmp_path)])
+    # -k workload:: runs the workload cases alone (the rule cases have their own tests)
+    code, out, err = run_cli(["test", "--workloads", str(tmp_path), "-k", "workload::"])
     assert code == 0, out + err
+    assert out.strip().splitlines()[-1] == "1 passed, 0 failed"
     (tmp_path / "expected" / "gpt2-finetune-personal.yaml").write_text("expect: {precision: bf16}\n")
-    code, out, err = run_cli(["test", "--workloads", str(tmp_path)])
+    code, out, err = run_cli(["test", "--workloads", str(tmp_path), "-k", "workload::"])
     assert code == 1 and "precision: expected 'bf16', got 'fp32'" in out
+
+
+def test_k_selects_cases_by_id_and_coverage_follows_it(tmp_path):
+    """``gpusizer test -k TEXT``: the cases whose id holds TEXT (any of several), coverage over their rules."""
+    code, out, err = run_cli(["test", "-k", "WEIGHTS-memory::", "-k", "headroom-upgrade::", "--coverage"])
+    assert code == 0, out + err
+    assert "rule coverage: 100.0% of 2 rules both fired and stayed silent" in out
+    passed = int(out.strip().splitlines()[-1].split()[0])
+    from engine.authoring.cases import load_cases
+    from engine.plan.rulebase import load_rulebase
+
+    ids = [c.id for c in load_cases(load_rulebase())]
+    assert passed == sum(1 for i in ids if i.startswith(("weights-memory::", "headroom-upgrade::"))) > 2
+    code, out, err = run_cli(["test", "-k", "no-such-case"])
+    assert code == 1 and "no case id contains 'no-such-case'" in out
 
 
 def test_rules_list_and_show():
@@ -125,8 +144,9 @@ def test_new_rule_scaffold_validates_and_passes(tmp_path):
     code, out, err = run_cli(["validate", str(site), "--format", "json"])
     assert code == 0, out
     assert [f for f in json.loads(out) if f["file"].startswith("site/")] == []
-    code, out, err = run_cli(["test", str(site)])
+    code, out, err = run_cli(["test", str(site), "-k", "ram-site-check::"])
     assert code == 0, out
+    assert out.strip().splitlines()[-1] == "2 passed, 0 failed"
     code, out, err = run_cli(["new", "rule", "ram/ram-site-check", "--rules", str(site)])
     assert code == 2 and "already exists" in err
 

@@ -228,6 +228,11 @@ class WorkloadCase:
     expect_file: str
     expect: Mapping[str, Any]
 
+    @property
+    def id(self) -> str:
+        """``workload::<file stem>``, as ``gpusizer test`` shows it."""
+        return f"workload::{Path(self.workload).stem}"
+
 
 def workload_cases(folder: Path) -> list[WorkloadCase]:
     """``folder/X.yaml`` workloads with expected conclusions in ``folder/expected/X.yaml``."""

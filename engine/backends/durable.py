@@ -795,6 +795,10 @@ class DurableSession:
         self.values: dict[str, Any] = {}
         self.started = False
         self.touched: set[str] = set()  # rulesets holding state for this session
+        # facts for the rulesets no step has reached yet: a ruleset gets its catalog and the values
+        # it reads when a step of one of its rules first comes (rules match only on their step's
+        # marker), so a run of one rule (a rule case) loads only that rule's ruleset
+        self.waiting: dict[str, list[dict[str, Any]]] = {}
         compiled.collect[self.sid] = []
 
     def _assert(self, shard: _Shard, facts: list[dict[str, Any]]) -> None:
@@ -822,8 +826,11 @@ class DurableSession:
             for shard in shards:
                 facts = [f for name in names if name in shard.names for f in made[name]]
                 if not self.started:
-                    facts = self.c.catalog_facts[shard.name] + facts
-                self._assert(shard, facts)
+                    self.waiting[shard.name] = self.c.catalog_facts[shard.name] + facts
+                elif shard.name in self.waiting:
+                    self.waiting[shard.name] += facts
+                else:
+                    self._assert(shard, facts)
             self.started = True
 
     def match(self, step: int) -> list[Match]:
@@ -832,6 +839,7 @@ class DurableSession:
         with self.c.lock:
             for shard in self.c.shards:
                 if step in shard.steps:
+                    self._assert(shard, self.waiting.pop(shard.name, []))
                     self.c.host.assert_fact(shard.name, {"sid": self.sid, "t": "s", "k": step})
                     self.touched.add(shard.name)
                     self._check(shard)
@@ -875,6 +883,7 @@ class DurableSession:
                     self.c.host.assert_fact(shard.name, {"sid": self.sid, "t": "x"})
                     self.c.host.delete_state(shard.name, self.sid)
         self.touched.clear()
+        self.waiting.clear()
         self.c.collect.pop(self.sid, None)
 
 
