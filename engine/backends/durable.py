@@ -62,6 +62,7 @@ import itertools
 import math
 import sys
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -340,14 +341,17 @@ class _Translator:
         )
         plan.names.update(v.required)
         # past durable-rules' 16 facts per rule, attribute patterns move to Python (presence only)
-        keys = {p.alias: {k for t in p.tests for k in _keys(t)} for p in ordered} if len(ordered) > MAX_PATTERNS else {}
+        if len(ordered) > MAX_PATTERNS:
+            keys = {p.alias: {k for t in p.tests for k in _keys(t)} for p in ordered}
+            readers = Counter(k for p in ordered for k in keys[p.alias])  # alias -> patterns whose refs read it
+            names = {a: n for n, a in attr_alias.items()}
         while len(ordered) > MAX_PATTERNS:
-            read = set().union(*(keys[p.alias] for p in ordered))  # aliases that reference tests read
-            drop = next((p for p in ordered if p.alias.startswith("a") and p.alias not in read), None)
+            drop = next((p for p in ordered if p.alias.startswith("a") and not readers[p.alias]), None)
             if drop is None:
                 raise _Overflow
             ordered.remove(drop)
-            name = next(n for n, a in attr_alias.items() if a == drop.alias)
+            readers.subtract(keys[drop.alias])
+            name = names[drop.alias]
             conds = [c for c in v.conditions if isinstance(c, AttrCond) and c.attribute == name]
             plan.residual.extend(conds)
         plan.patterns = ordered
