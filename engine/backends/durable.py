@@ -62,9 +62,10 @@ import itertools
 import math
 import sys
 import threading
+import weakref
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import EngineUnavailable, RuleBug
@@ -685,6 +686,75 @@ def _readers(shards: list[_Shard]) -> dict[str, list[int]]:
     return readers
 
 
+@dataclass(frozen=True)
+class _Layout:
+    """A rulebase translated for durable-rules: its rules spread over shards (named when a Host
+    registers them), the rules matched in Python by step, and each shard's catalog facts."""
+
+    shards: list[_Shard]
+    python_rules: dict[int, list[_Rule]]
+    catalog_facts: list[list[dict[str, Any]]]
+
+
+# per rulebase (by id, dropped when it is collected): (schedule, network_joins) -> its layout. The
+# translation is most of compiling, and is the same for every Recommender made from one rulebase.
+_LAYOUTS: dict[int, dict[Any, _Layout]] = {}
+_LAYOUTS_LOCK = threading.Lock()
+
+
+def _layout(rb: Rulebase, schedule: Mapping[str, int], network_joins: bool) -> _Layout:
+    key = (tuple(schedule.items()), network_joins)
+    with _LAYOUTS_LOCK:
+        per = _LAYOUTS.get(id(rb))
+        if per is None:
+            per = _LAYOUTS[id(rb)] = {}
+            weakref.finalize(rb, _LAYOUTS.pop, id(rb), None)
+        found = per.get(key)
+        if found is None:
+            found = per[key] = _translate(rb, schedule, network_joins)
+        return found
+
+
+def _translate(rb: Rulebase, schedule: Mapping[str, int], network_joins: bool) -> _Layout:
+    python_rules: dict[int, list[_Rule]] = {}
+    translator = _Translator(rb)
+    shards: list[_Shard] = []
+    for rid, planned in rb.rules.items():
+        for v in planned.variants:
+            name = rid if v.index == 0 else f"{rid}#{v.index + 1}"
+            try:
+                plan: _Plan | None = translator.variant(v)
+                if plan is not None and (
+                    _one_catalog_twice(v) or (not network_joins and _joins_checked_in_python(plan))
+                ):
+                    plan = _without_joins(translator, v)
+            except _Overflow:
+                plan = None
+            rule = _Rule(name, planned, v, plan, schedule[rid])
+            if plan is None:
+                python_rules.setdefault(rule.step, []).append(rule)
+                continue
+            shard = shards[-1] if shards else None
+            if shard is None or not shard.fits(plan):
+                shard = _Shard(str(len(shards) + 1))
+                shards.append(shard)
+            shard.add(rule)
+    catalog_facts = []
+    for shard in shards:
+        facts = []
+        for cname in sorted(shard.catalogs):
+            for item in rb.catalogs[cname].items.values():
+                fact: dict[str, Any] = {"t": "i", "c": cname, _fprop("id"): item.id}
+                if _fprop("name") in shard.fields:
+                    fact[_fprop("name")] = item.name
+                fact.update(
+                    {_fprop(k): v for k, v in item.fields.items() if v is not None and _fprop(k) in shard.fields}
+                )
+                facts.append(safe(fact))
+        catalog_facts.append(facts)
+    return _Layout(shards, python_rules, catalog_facts)
+
+
 class DurableCompiled:
     """A rulebase compiled into durable-rules rulesets (shards) on one Host."""
 
@@ -695,30 +765,10 @@ class DurableCompiled:
         self.lock = threading.Lock()
         self.sids = itertools.count(1)
         self.collect: dict[str, list[tuple[_Rule, dict[str, str]]]] = {}
-        self.python_rules: dict[int, list[_Rule]] = {}
-        translator = _Translator(rb)
         prefix = f"gpusizer{next(_hosts)}"
-        shards: list[_Shard] = []
-        for rid, planned in rb.rules.items():
-            for v in planned.variants:
-                name = rid if v.index == 0 else f"{rid}#{v.index + 1}"
-                try:
-                    plan: _Plan | None = translator.variant(v)
-                    if plan is not None and (
-                        _one_catalog_twice(v) or (not network_joins and _joins_checked_in_python(plan))
-                    ):
-                        plan = _without_joins(translator, v)
-                except _Overflow:
-                    plan = None
-                rule = _Rule(name, planned, v, plan, schedule[rid])
-                if plan is None:
-                    self.python_rules.setdefault(rule.step, []).append(rule)
-                    continue
-                shard = shards[-1] if shards else None
-                if shard is None or not shard.fits(plan):
-                    shard = _Shard(f"{prefix}-{len(shards) + 1}")
-                    shards.append(shard)
-                shard.add(rule)
+        layout = _layout(rb, schedule, network_joins)
+        self.python_rules: dict[int, list[_Rule]] = layout.python_rules
+        shards = [replace(shard, name=f"{prefix}-{i}") for i, shard in enumerate(layout.shards, start=1)]
         self.shards = shards
         self.readers = _readers(shards)
         self.host = _quiet_host()
@@ -731,19 +781,7 @@ class DurableCompiled:
                 help="this is a bug in gpusizer's durable-rules backend; run with "
                 "GPUSIZER_BACKEND=python meanwhile, and report it with the rulebase",
             ) from None
-        self.catalog_facts: dict[str, list[dict[str, Any]]] = {}
-        for shard in shards:
-            facts = []
-            for cname in sorted(shard.catalogs):
-                for item in rb.catalogs[cname].items.values():
-                    fact: dict[str, Any] = {"t": "i", "c": cname, _fprop("id"): item.id}
-                    if _fprop("name") in shard.fields:
-                        fact[_fprop("name")] = item.name
-                    fact.update(
-                        {_fprop(k): v for k, v in item.fields.items() if v is not None and _fprop(k) in shard.fields}
-                    )
-                    facts.append(safe(fact))
-            self.catalog_facts[shard.name] = facts
+        self.catalog_facts = {shard.name: facts for shard, facts in zip(shards, layout.catalog_facts, strict=True)}
 
     def _definition(self, rule: _Rule) -> dict[str, Any]:
         assert rule.plan is not None
