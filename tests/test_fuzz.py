@@ -9,7 +9,10 @@ import pytest
 from fuzz import fuzz
 
 SEED = 20260101
-CASES = {"workloads": 200, "rules": 15}  # about 40 s of CI in all on a 2-core machine
+# every run: 200 workloads and 5 mutated rulebases (each loaded under three backends), about 15 s on a
+# 2-core machine; pytest -m slow: 1,000 and 40 more from another seed, about 2 minutes
+CASES = {"workloads": 200, "rules": 5}
+SLOW_RUNS = {"workloads": 1000, "rules": 40}
 # config.json and the Hugging Face cache, serving sections, overlays of the config mapping: about 30 s more
 DOCUMENT_CASES = {"configs": 60, "serving": 60, "overlays": 10}
 SLOW_CASES = {"configs": 600, "serving": 600, "overlays": 120}  # pytest -m slow: about 10 minutes
@@ -23,6 +26,16 @@ def test_fuzz_finds_no_crash_hang_or_disagreement(kind):
     assert stats["failures"] == []
     assert stats["crashes"] == stats["hangs"] == stats["mismatches"] == 0
     assert stats["tried"] == CASES[kind] and stats["ok"] > 0 and stats["clean"] > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["workloads", "rules"])
+def test_longer_fuzz_finds_no_crash_hang_or_disagreement(kind):
+    stats = fuzz(kind, SEED + 1, 3600, cases=SLOW_RUNS[kind])
+    print(json.dumps({k: v for k, v in stats.items() if k != "failures"}))
+    assert stats["failures"] == []
+    assert stats["crashes"] == stats["hangs"] == stats["mismatches"] == 0
+    assert stats["tried"] == SLOW_RUNS[kind] and stats["ok"] > 0 and stats["clean"] > 0
 
 
 @pytest.mark.parametrize("kind", sorted(DOCUMENT_CASES))
