@@ -66,6 +66,12 @@ def test_every_conclusion_is_explained(recommender):
             for b in step["binding"]:
                 assert b["sources"], (attr, b["rule"])
                 assert b["summary"]
+            # every contribution's rule is told once, in the step's rules; a beaten one does not repeat it
+            assert set(step["rules"]) == {x["rule"] for x in step["binding"] + step["beaten"]}, attr
+            for x in step["rules"].values():
+                assert x["summary"] and x["sources"] and x["file"], attr
+            for x in step["beaten"]:
+                assert "sources" not in x and "summary" not in x, (attr, x["rule"])
         # the graph reaches the inputs from every conclusion
         g = r.graph
         for attr in r.conclusions:

@@ -170,19 +170,28 @@ class Result:
                 "writers": list(rb.writers.get(attr, ())),
             }
         contributions = []
+        rules: dict[str, dict[str, Any]] = {}
         for i, contrib in enumerate(c.contributions):
             f = self.outcome.firings[contrib.firing]
             planned = rb.rules[contrib.rule]
             rule = planned.rule
-            contributions.append(
-                {
-                    "rule": rule.id,
+            about = rules.get(rule.id)
+            if about is None:
+                about = rules[rule.id] = {
                     "summary": rule.summary,
                     "file": rule.file,
                     "overlay": rule.overlay,
                     "sources": [s.as_dict() for s in rule.sources],
+                }
+            binding = i in c.combined.binding
+            contributions.append(
+                {
+                    "rule": rule.id,
+                    # a beaten contribution's rule is told once, in the step's 'rules' (sixty candidates of
+                    # one rule would repeat its sources sixty times)
+                    **(about if binding else {}),
                     "value": contrib.value,
-                    "binding": i in c.combined.binding,
+                    "binding": binding,
                     "priority": rule.priority,
                     "inputs": {k: v for k, v in sorted(f.attrs.items())},
                     "items": {al: {"catalog": cat, "id": iid} for al, (cat, iid) in sorted(f.items.items())},
@@ -203,6 +212,7 @@ class Result:
             "rule": binding[0]["rule"],
             "binding": binding,
             "beaten": [x for x in contributions if not x["binding"]],
+            "rules": dict(sorted(rules.items())),
         }
 
     def _formula_calls(self, f: Firing) -> list[dict[str, Any]]:

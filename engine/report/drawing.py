@@ -195,7 +195,8 @@ def derivation_svg(result: Result, attr: str) -> str:
         y = pad + n * rowh
         shown = _short(f["value"], unit)
         label = f"{f['rule']} → {shown}" if beaten or len(step["binding"]) > 1 else f["rule"]
-        boxes.append((mid_x, y, "beaten" if beaten else "firing", label, f"{f['rule']}: {f['summary']} ({shown})"))
+        summary = step["rules"][f["rule"]]["summary"]
+        boxes.append((mid_x, y, "beaten" if beaten else "firing", label, f"{f['rule']}: {summary} ({shown})"))
         edges.append(((mid_x + boxw, y + boxh / 2), (right_x, concl_y + boxh / 2), beaten))
         if not beaten:
             for k in range(len(premises)):
