@@ -3,8 +3,8 @@
     python tests/update_golden.py                  # every area
     python tests/update_golden.py --area examples  # one area (repeatable)
 
-Areas: examples (each example's text, Markdown and JSON report in tests/golden/), commands (explain,
-why-not and what-if answers in tests/golden/), golden (both), errors (the messages of tests/bad/:
+Areas: examples (each example's text and Markdown report and its JSON's conclusions in tests/golden/),
+commands (explain, why-not and what-if answers in tests/golden/), golden (both), errors (the messages of tests/bad/:
 broken workloads, rule and knowledge directories, lint findings), attacks (tests/attacks/expected/,
 each case in a subprocess of its own), docs (docs/rules.md). It prints each file it changed with the
 lines added and removed, and removes golden files that no case writes any more.
@@ -32,6 +32,7 @@ from corpus import (
     command_cases,
     example_cases,
     golden_cases,
+    golden_text,
     lint_cases,
     normalise,
     run_cli,
@@ -73,7 +74,7 @@ def _reports(changes: Changes, cases: Iterable[tuple[str, list[str]]]) -> None:
     for name, argv in cases:
         code, out, err = run_cli(argv)
         assert code == 0, (name, err)
-        changes.write(GOLDEN / name, out)
+        changes.write(GOLDEN / name, golden_text(argv, out))
 
 
 def examples(changes: Changes) -> None:

@@ -689,7 +689,8 @@ def _readers(shards: list[_Shard]) -> dict[str, list[int]]:
 @dataclass(frozen=True)
 class _Layout:
     """A rulebase translated for durable-rules: its rules spread over shards (named when a Host
-    registers them), the rules matched in Python by step, and each shard's catalog facts."""
+    registers them), the rules matched in Python by step, and each shard's catalog facts.
+    """
 
     shards: list[_Shard]
     python_rules: dict[int, list[_Rule]]

@@ -183,15 +183,15 @@ class Result:
                     "overlay": rule.overlay,
                     "sources": [s.as_dict() for s in rule.sources],
                 }
-            binding = i in c.combined.binding
+            binds = i in c.combined.binding
             contributions.append(
                 {
                     "rule": rule.id,
                     # a beaten contribution's rule is told once, in the step's 'rules' (sixty candidates of
                     # one rule would repeat its sources sixty times)
-                    **(about if binding else {}),
+                    **(about if binds else {}),
                     "value": contrib.value,
-                    "binding": binding,
+                    "binding": binds,
                     "priority": rule.priority,
                     "inputs": {k: v for k, v in sorted(f.attrs.items())},
                     "items": {al: {"catalog": cat, "id": iid} for al, (cat, iid) in sorted(f.items.items())},
