@@ -237,6 +237,21 @@ source: {doc: test}
         assert lets["glued"] == lets["templated"] and lets["alone"] == 24690
 
 
+@pytest.mark.parametrize(
+    "value",
+    [0, 7, -3, 12345, 10**12, 2**70, 0.5, 2.0, -0.25, 1234.5678, 153.66666, 0.000123456, 1.5e12, 1e-9, 99999.5]
+    + [True, "", "HBM3", [1, 2.5, "a"], {"a": 1.23456}],
+)
+def test_a_placeholder_writes_a_value_as_text_does(value):
+    """So text glued with '+ text(x) +' and the template that replaces it read the same, to the byte."""
+    from engine.lang import expr as X
+
+    def get(name):
+        return lambda env: value
+
+    assert X.parse_template("[{v}]").bind(get)({}) == X.parse("'[' + text(v) + ']'").bind(get)({})
+
+
 def test_a_placeholder_written_with_unit_shows_the_declared_unit(tmp_path):
     """An attribute's unit (one that names the currency attribute too), a formula's, an item field's."""
     amounts = """id: amounts
