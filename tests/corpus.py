@@ -146,7 +146,7 @@ def golden_text(argv: list[str], out: str) -> str:
         doc = {
             "workload": doc["workload"],
             "inputs": {k: {"value": v["value"], "origin": v["origin"]} for k, v in doc["inputs"].items()},
-            "constants": doc["constants"],
+            "constants": {k: v["value"] for k, v in doc["constants"].items()},
             "conclusions": {
                 k: {"value": v["value"], "unit": v["unit"], "rule": v["rule"], "note": v["note"]}
                 for k, v in doc["conclusions"].items()

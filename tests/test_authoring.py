@@ -40,11 +40,33 @@ def test_lint_corpus_covers_every_finding_kind():
         "prefer-conflict",
         "unsourced-number",
         "split-cases",
+        "text-glue",
         "tests",
         "load",
         "absent-field",
         "long-line",
     } <= codes
+
+
+@pytest.mark.parametrize(
+    "source,glued",
+    [
+        ("'KV cache: ' + text(n) + ' requests'", True),
+        ("text(n) + unit", True),
+        ("name + ' x'", True),
+        ("(['a'] if x else []) + ['b']", False),  # lists
+        ("n + 1", False),
+        ("text(n + 1)", False),
+        ("KV cache: {n} requests", False),  # a template
+        ("{'many: ' + text(n) if n > 1 else 'one'}", True),  # glue inside a placeholder
+    ],
+)
+def test_text_glue_is_a_plus_with_text_on_one_side(source, glued):
+    from engine.authoring.lint import _glued
+    from engine.lang.expr import parse, parse_template
+
+    value = parse_template(source) if "{" in source else parse(source)
+    assert bool(list(_glued(value))) is glued
 
 
 def test_validate_json_and_workload_files():

@@ -172,6 +172,34 @@ def refused(recommender, model, **rest):
     return str(e.value)
 
 
+@pytest.mark.parametrize(
+    "quantization,name",
+    [
+        ({"quant_method": "gptq", "bits": 4}, "gptq-int4"),
+        ({"quant_method": "gptq", "bits": 4, "group_size": 32}, "gptq-int4-g32"),
+        ({"quant_method": "gptq", "bits": 8, "group_size": -1}, "gptq-int8-col"),
+        ({"quant_method": "awq", "w_bit": 4, "q_group_size": 64}, "awq-int4-g64"),
+    ],
+)
+def test_gptq_and_awq_checkpoints_name_their_precision(recommender, tmp_path, quantization, name):
+    """The name is written by templates in the mapping's lets (a let with '{' is text, as in a rule)."""
+    cfg = dict(json.loads((HF / "meta-llama--Llama-3.1-8B.json").read_text()), quantization_config=quantization)
+    w = load(recommender, {"config": str(write(tmp_path, "q", cfg))})
+    assert w.inputs["model.quantization"].value == name
+
+
+@pytest.mark.parametrize(
+    "quantization,said",
+    [
+        ({"quant_method": "hqq"}, "quant_method 'hqq' is not a format"),
+        ({"quant_method": "modelopt", "quant_algo": "W4A8"}, "quant_method 'modelopt' with quant_algo W4A8 is not"),
+    ],
+)
+def test_an_unsized_quantization_is_named(recommender, tmp_path, quantization, said):
+    cfg = dict(json.loads((HF / "meta-llama--Llama-3.1-8B.json").read_text()), quantization_config=quantization)
+    assert said in refused(recommender, {"config": str(write(tmp_path, "q", cfg))})
+
+
 def test_unsupported_model_type_lists_the_supported_ones(recommender, tmp_path):
     msg = refused(recommender, {"config": str(write(tmp_path, "x", {"model_type": "mamba", "hidden_size": 8}))})
     assert "model_type 'mamba' is not supported" in msg

@@ -137,6 +137,52 @@ def test_a_site_gives_a_constant_its_own_value(tmp_path):
         assert r.explain("const.ten")["origin"] == "constant"
 
 
+def test_a_constant_may_be_a_list_of_texts_read_with_in(tmp_path):
+    rule = (
+        "id: uses\nsummary: s.\nwhen:\n  - s: {exists: true}\nthen:\n"
+        '  level1: "1 if s in const.kinds else 0"\n'
+        '  tags: "{[s] if s in const.kinds else []}"\nsource: {doc: test}\n'
+    )
+    rdir, kdir = write_rulebase(tmp_path / "base", {"uses": rule})
+    path = kdir / "constants.yaml"
+    path.write_text(path.read_text() + "  kinds: {value: [HBM2, HBM3], description: kinds, source: {doc: test}}\n")
+    with Recommender([rdir], [kdir]) as rec:
+        assert rec.recommend({"name": "w", "s": "HBM3"})["level1"] == 1
+        r = rec.recommend({"name": "w", "s": "GDDR6"})
+        assert r["level1"] == 0 and r.explain("const.kinds")["value"] == ["HBM2", "HBM3"]
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "constants.yaml").write_text(
+        "description: site figures\nconstants:\n  kinds: {value: [GDDR6], description: kinds, source: {doc: site}}\n"
+    )
+    with Recommender([rdir], [kdir, site]) as rec:
+        assert rec.recommend({"name": "w", "s": "GDDR6"})["level1"] == 1
+
+
+@pytest.mark.parametrize(
+    "value,message",
+    [("[HBM2, 3]", "is neither a list of texts nor a list of finite numbers"), ("[]", "must not be empty")],
+)
+def test_a_list_constant_holds_one_kind_of_member(tmp_path, value, message):
+    rdir, kdir = write_rulebase(tmp_path, {})
+    path = kdir / "constants.yaml"
+    path.write_text(path.read_text() + f"  kinds: {{value: {value}, description: kinds, source: {{doc: test}}}}\n")
+    with pytest.raises(InputError) as e:
+        Recommender([rdir], [kdir])
+    assert message in str(e.value)
+
+
+def test_every_hbm_memory_type_of_the_gpu_catalog_is_a_declared_hbm_type(recommender):
+    """const.hbm_memory_types names the HBM cards (their usable share of memory): a card whose memory type
+    names HBM and is not listed would be sized as a GDDR card."""
+    rb = recommender.rulebase
+    declared = rb.constants["const.hbm_memory_types"].value
+    types = {i.get("memory_type") for i in rb.catalogs["gpu"].items.values()}
+    hbm = {t for t in types if isinstance(t, str) and "HBM" in t.upper()}
+    assert hbm and hbm <= set(declared)
+    assert set(declared) <= types  # and names no type the catalog does not use
+
+
 def _with_attributes(tmp_path, extra, rules):
     rdir, kdir = write_rulebase(tmp_path, rules)
     path = rdir / "_attributes.yaml"
@@ -235,6 +281,21 @@ source: {doc: test}
         assert r["level1"] == 12345  # one placeholder alone keeps its value (a number here)
         lets = r.explain("text.out")["binding"][0]["lets"]
         assert lets["glued"] == lets["templated"] and lets["alone"] == 24690
+
+
+@pytest.mark.parametrize(
+    "value",
+    [0, 7, -3, 12345, 10**12, 2**70, 0.5, 2.0, -0.25, 1234.5678, 153.66666, 0.000123456, 1.5e12, 1e-9, 99999.5]
+    + [True, "", "HBM3", [1, 2.5, "a"], {"a": 1.23456}],
+)
+def test_a_placeholder_writes_a_value_as_text_does(value):
+    """So text glued with '+ text(x) +' and the template that replaces it read the same, to the byte."""
+    from engine.lang import expr as X
+
+    def get(name):
+        return lambda env: value
+
+    assert X.parse_template("[{v}]").bind(get)({}) == X.parse("'[' + text(v) + ']'").bind(get)({})
 
 
 def test_a_placeholder_written_with_unit_shows_the_declared_unit(tmp_path):

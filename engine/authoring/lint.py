@@ -21,6 +21,7 @@ from ..errors import Diagnostic, GpusizerError, hint
 from ..lang import semantics as S
 from ..lang.expr import Expr, Template
 from ..lang.ir import AnyOf, AttrCond, FieldCond, ItemCond, Not, Ref, Rule, Scalar, Span, Test
+from ..load.imports import Check
 from ..load.loader import GUIDANCE_FILE
 from ..load.schema import check, engine_schema
 from ..load.yamlsrc import load
@@ -220,12 +221,17 @@ def _chain(n: ast.expr) -> int:
 
 
 def _template_checks(out: _Findings, rule: Rule) -> None:
-    """A placeholder that picks among several texts is several rules written as one."""
-    if "split-cases" in rule.allow:
-        return
+    """A placeholder that picks among several texts is several rules written as one; text glued with
+    '+' is a template written the long way.
+    """
     written = [(x.value, x.span) for x in rule.lets] + [(v, c.span) for c in rule.then for v in c.computed()]
     for value, span in written:
-        if not isinstance(value, Template):
+        if "text-glue" not in rule.allow:
+            # a base's let is found once, at the base, not once for every rule that extends it
+            owner = rule if span.file == rule.span.file else None
+            for shown in _glued(value):
+                out.add("warning", "text-glue", owner, span, f"text joined with '+': {shown}", GLUE_HELP)
+        if not isinstance(value, Template) or "split-cases" in rule.allow:
             continue
         for n, shown in _many_cases(value):
             out.add(
@@ -238,11 +244,39 @@ def _template_checks(out: _Findings, rule: Rule) -> None:
             )
 
 
+GLUE_HELP = (
+    "write a template: \"... {x} ...\" (a let with '{' is one); where the text differs by case, give each case "
+    "its own template let and pick among them by name"
+)
+
+
+def _short(source: str) -> str:
+    return source if len(source) <= 60 else source[:57] + "..."
+
+
 def _many_cases(template: Template) -> Iterator[tuple[int, str]]:
     """Each placeholder of a template that picks among three or more cases: the count and its source, shortened."""
     for part in template.parts:
         if isinstance(part, Expr) and (n := branches(part.tree.body)) > 2:
-            yield n, part.source if len(part.source) <= 60 else part.source[:57] + "..."
+            yield n, _short(part.source)
+
+
+def _glued(value: Expr | Template) -> Iterator[str]:
+    """Each expression (or template placeholder) that joins text with '+', one of the operands a text literal
+    or a text(...) call: its source, shortened (a placeholder in braces).
+    """
+    for part in value.parts if isinstance(value, Template) else (value,):
+        if isinstance(part, Expr) and any(_joins_text(n) for n in ast.walk(part.tree)):
+            yield f"{{{_short(part.source)}}}" if isinstance(value, Template) else _short(part.source)
+
+
+def _joins_text(node: ast.AST) -> bool:
+    def text(n: ast.expr) -> bool:
+        return (isinstance(n, ast.Constant) and isinstance(n.value, str)) or (
+            isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "text"
+        )
+
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and (text(node.left) or text(node.right))
 
 
 def _inference_checks(out: _Findings) -> None:
@@ -269,6 +303,33 @@ def _inference_checks(out: _Findings) -> None:
                     f"inference step '{step.id}': a placeholder picks among {n} cases: {{{shown}}}",
                     "split the cases into steps, each with its case's 'when' and its own text",
                 )
+
+
+def _knowledge_glue(out: _Findings) -> None:
+    """Text glued with '+' in the knowledge's own expressions: the inference steps and checks, and the import
+    mappings' entries (their defaults, lets, values, explanations and checks).
+    """
+    found: list[tuple[str, Span, Sequence[Expr | Template]]] = []
+    for inf in out.rb.inputs.inferences.values():
+        for step in inf.steps:
+            values: list[Expr | Template] = [step.value, step.because, *([step.when] if step.when else [])]
+            found.append((f"inference step '{step.id}'", step.span, values + [e for n in step.lets for e in n.exprs]))
+        found += [(f"inference check '{c.id}'", c.span, _check_values(c)) for c in inf.checks]
+    # an entry holds what it extends: each is named by its own line, so that it is found once
+    for mapping in out.rb.inputs.imports.values():
+        for entry in mapping.entries.values():
+            found += [(f"default '{n.name}'", n.span, n.exprs) for n in entry.defaults]
+            found += [(f"let '{n.name}'", n.span, n.exprs) for n in entry.lets]
+            for s in entry.setters:
+                found.append((f"set '{s.key}'", s.span, [*s.exprs, *([s.explain] if s.explain else [])]))
+            found += [(f"check '{c.id}'", c.span, _check_values(c)) for c in entry.checks]
+    for where, span, written in found:
+        for shown in (shown for v in written for shown in _glued(v)):
+            out.add("warning", "text-glue", None, span, f"{where}: text joined with '+': {shown}", GLUE_HELP)
+
+
+def _check_values(check: Check) -> list[Expr | Template]:
+    return [*([check.when] if check.when else []), *([check.message] if check.message else [])]
 
 
 def _long_lines(out: _Findings) -> None:
@@ -567,6 +628,7 @@ def lint(
     out = _Findings(rb)
     _rulebase_checks(out)
     _inference_checks(out)
+    _knowledge_glue(out)
     _long_lines(out)
     _absent_field_checks(out)
     try:

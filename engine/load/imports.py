@@ -26,7 +26,7 @@ import itertools
 import math
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -148,7 +148,7 @@ class Named:
     """
 
     name: str
-    exprs: tuple[X.Expr, ...]
+    exprs: tuple[X.Expr | X.Template, ...]  # a template for text with {placeholders}, as a rule's let
     span: Span
 
     @property
@@ -344,11 +344,22 @@ def _alternatives(
 
 
 def _named(doc: Doc, base: tuple[str | int, ...], raw: Mapping[str, Any], errors: list[InputError]) -> list[Named]:
+    """Defaults or lets, each one value or a list of alternatives: a string with a '{' is text with
+    {placeholders} (as a rule's let is), anything else an expression.
+    """
     out = []
     for name, source in raw.items():
-        exprs = _alternatives(doc, (*base, name), source, errors)
-        if exprs is not None:
-            out.append(Named(name, exprs, doc.span((*base, name), key=True)))
+        items = source if isinstance(source, list) else [source]
+        values: list[X.Expr | X.Template] = []
+        for i, s in enumerate(items):
+            at = (*base, name, i) if isinstance(source, list) else (*base, name)
+            text = isinstance(s, str) and "{" in s
+            v = _template(doc, at, s, errors) if text else _parse(doc, at, s, errors)
+            if v is None:
+                break
+            values.append(v)
+        else:
+            out.append(Named(name, tuple(values), doc.span((*base, name), key=True)))
     return out
 
 
@@ -699,7 +710,7 @@ def evaluate(e: X.Expr | X.Template, env: Mapping[str, Any]) -> Any:
         return MISSING
 
 
-def first(exprs: tuple[X.Expr, ...], env: Mapping[str, Any]) -> Any:
+def first(exprs: Sequence[X.Expr | X.Template], env: Mapping[str, Any]) -> Any:
     """The value of the first alternative whose names are known (and not null), or MISSING."""
     for e in exprs:
         v = evaluate(e, env)
@@ -893,7 +904,7 @@ def apply_mapping(
     env: dict[str, Any] = dict(view)
     where = f"{entry.name}, {entry.span.file}:{entry.span.line}"
 
-    def run(exprs: tuple[X.Expr, ...], what: str) -> Any:
+    def run(exprs: tuple[X.Expr | X.Template, ...], what: str) -> Any:
         try:
             v = first(exprs, env)
         except X.ExprError as exc:

@@ -305,12 +305,25 @@ def load_constants(
             continue
         full = CONSTANT_PREFIX + name
         kind: AttrType = "boolean" if isinstance(value, bool) else "string" if isinstance(value, str) else "number"
+        items: str | None = None
+        if isinstance(value, list):  # texts, or numbers (the schema takes no other member)
+            kind, items = "list", "string" if all(isinstance(v, str) for v in value) else "number"
+            if items == "number" and not all(isinstance(v, (int, float)) and math.isfinite(v) for v in value):
+                errors.append(
+                    doc.error(
+                        ("constants", name, "value"),
+                        f"'{name}' is neither a list of texts nor a list of finite numbers",
+                        "give one kind of member",
+                    )
+                )
+                continue
         span = doc.span(("constants", name), key=True)
         attributes[full] = Attribute(
             name=full,
             type=kind,
             description=c["description"],
             unit=c.get("unit"),
+            items=items,
             origin="constant",
             report=False,
             span=span,
