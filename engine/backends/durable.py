@@ -62,7 +62,6 @@ import itertools
 import math
 import sys
 import threading
-import weakref
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -697,23 +696,14 @@ class _Layout:
     catalog_facts: list[list[dict[str, Any]]]
 
 
-# per rulebase (by id, dropped when it is collected): (schedule, network_joins) -> its layout. The
-# translation is most of compiling, and is the same for every Recommender made from one rulebase.
-_LAYOUTS: dict[int, dict[Any, _Layout]] = {}
-_LAYOUTS_LOCK = threading.Lock()
+# per rulebase: (schedule, network_joins) -> its layout. The translation is most of compiling, and
+# is the same for every Recommender made from one rulebase.
+_LAYOUTS = S.PerObject()
 
 
 def _layout(rb: Rulebase, schedule: Mapping[str, int], network_joins: bool) -> _Layout:
     key = (tuple(schedule.items()), network_joins)
-    with _LAYOUTS_LOCK:
-        per = _LAYOUTS.get(id(rb))
-        if per is None:
-            per = _LAYOUTS[id(rb)] = {}
-            weakref.finalize(rb, _LAYOUTS.pop, id(rb), None)
-        found = per.get(key)
-        if found is None:
-            found = per[key] = _translate(rb, schedule, network_joins)
-        return found
+    return _LAYOUTS.get(rb, key, lambda: _translate(rb, schedule, network_joins))  # type: ignore[no-any-return]
 
 
 def _translate(rb: Rulebase, schedule: Mapping[str, int], network_joins: bool) -> _Layout:

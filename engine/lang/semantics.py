@@ -364,26 +364,42 @@ def _index_key(value: Any) -> tuple[str, Any] | None:
     return (k, value) if k in ("number", "text", "boolean") else None
 
 
-# per catalog (by id, dropped when the catalog is collected): field -> key -> items in catalog order
-_INDEXES: dict[int, dict[str, dict[tuple[str, Any], list[Item]]]] = {}
-_INDEXES_LOCK = threading.Lock()
+class PerObject:
+    """Values made once for an object while it lives (a catalog's indexes, a rulebase's translation):
+    ``get(owner, key, make)`` calls ``make()`` the first time for that owner and key; an owner's
+    values go when it is collected, so its id is never found again for another object.
+    """
+
+    def __init__(self) -> None:
+        self._by: dict[int, dict[Any, Any]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, owner: object, key: Any, make: Callable[[], Any]) -> Any:
+        """The value for ``owner`` and ``key``, made by ``make()`` the first time."""
+        with self._lock:
+            per = self._by.get(id(owner))
+            if per is None:
+                per = self._by[id(owner)] = {}
+                weakref.finalize(owner, self._by.pop, id(owner), None)
+            if key not in per:
+                per[key] = make()
+            return per[key]
+
+
+# per catalog: field -> key -> items in catalog order
+_INDEXES = PerObject()
 
 
 def _index(catalog: Catalog, fieldname: str) -> dict[tuple[str, Any], list[Item]]:
-    with _INDEXES_LOCK:
-        per = _INDEXES.get(id(catalog))
-        if per is None:
-            per = _INDEXES[id(catalog)] = {}
-            weakref.finalize(catalog, _INDEXES.pop, id(catalog), None)
-        index = per.get(fieldname)
-        if index is None:
-            index = {}
-            for item in catalog.items.values():
-                key = _index_key(field_value(item, fieldname))
-                if key is not None:
-                    index.setdefault(key, []).append(item)
-            per[fieldname] = index
+    def make() -> dict[tuple[str, Any], list[Item]]:
+        index: dict[tuple[str, Any], list[Item]] = {}
+        for item in catalog.items.values():
+            key = _index_key(field_value(item, fieldname))
+            if key is not None:
+                index.setdefault(key, []).append(item)
         return index
+
+    return _INDEXES.get(catalog, fieldname, make)  # type: ignore[no-any-return]
 
 
 def satisfiable(tests: Sequence[Test], enum: Sequence[Scalar] | None = None) -> bool:
