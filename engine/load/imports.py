@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal, overload
 
 from ..errors import InputError, hint
 from ..lang import expr as X
@@ -329,14 +329,29 @@ _NO_CATALOG = (
 )
 
 
+@overload
 def _alternatives(
-    doc: Doc, path: tuple[str | int, ...], source: object, errors: list[InputError]
-) -> tuple[X.Expr, ...] | None:
-    """One expression, or a list of alternatives (the first whose names are known is used)."""
+    doc: Doc, path: tuple[str | int, ...], source: object, errors: list[InputError], *, texts: Literal[False] = False
+) -> tuple[X.Expr, ...] | None: ...
+
+
+@overload
+def _alternatives(
+    doc: Doc, path: tuple[str | int, ...], source: object, errors: list[InputError], *, texts: Literal[True]
+) -> tuple[X.Expr | X.Template, ...] | None: ...
+
+
+def _alternatives(
+    doc: Doc, path: tuple[str | int, ...], source: object, errors: list[InputError], *, texts: bool = False
+) -> tuple[X.Expr | X.Template, ...] | None:
+    """One expression, or a list of alternatives (the first whose names are known is used). With
+    ``texts``, a string with a '{' is text with {placeholders}, as a rule's let is.
+    """
     items = source if isinstance(source, list) else [source]
-    out = []
+    out: list[X.Expr | X.Template] = []
     for i, s in enumerate(items):
-        e = _parse(doc, (*path, i) if isinstance(source, list) else path, s, errors)
+        at = (*path, i) if isinstance(source, list) else path
+        e = _template(doc, at, s, errors) if texts and isinstance(s, str) and "{" in s else _parse(doc, at, s, errors)
         if e is None:
             return None
         out.append(e)
@@ -349,17 +364,9 @@ def _named(doc: Doc, base: tuple[str | int, ...], raw: Mapping[str, Any], errors
     """
     out = []
     for name, source in raw.items():
-        items = source if isinstance(source, list) else [source]
-        values: list[X.Expr | X.Template] = []
-        for i, s in enumerate(items):
-            at = (*base, name, i) if isinstance(source, list) else (*base, name)
-            text = isinstance(s, str) and "{" in s
-            v = _template(doc, at, s, errors) if text else _parse(doc, at, s, errors)
-            if v is None:
-                break
-            values.append(v)
-        else:
-            out.append(Named(name, tuple(values), doc.span((*base, name), key=True)))
+        exprs = _alternatives(doc, (*base, name), source, errors, texts=True)
+        if exprs is not None:
+            out.append(Named(name, exprs, doc.span((*base, name), key=True)))
     return out
 
 
