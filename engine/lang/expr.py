@@ -92,6 +92,15 @@ def _next_pow2(x: Any) -> int:
     return 1 << math.ceil(math.log2(x) - 1e-12)
 
 
+def _lcm(a: Any, b: Any) -> int:
+    """The least common multiple of two positive whole numbers (a layout's GPUs and a node's, say)."""
+    for v in (a, b):
+        _num(v, "lcm")
+        if v != int(v) or v < 1:
+            raise ExprError(f"lcm() needs positive whole numbers, got {v!r}")
+    return math.lcm(int(a), int(b))
+
+
 def _ceil(x: Any, step: Any = None) -> Any:
     _num(x, "ceil")
     if step is None:
@@ -171,6 +180,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "clamp": _clamp,
     "round_up_to": _round_up_to,
     "next_pow2": _next_pow2,
+    "lcm": _lcm,
     "log2": lambda x: math.log2(_num(x, "log2")),
     "sqrt": lambda x: math.sqrt(_num(x, "sqrt")),
     "sum": _sum,

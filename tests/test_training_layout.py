@@ -1,0 +1,107 @@
+"""A training layout the workload pins (tensor, pipeline, context and expert parallel sizes): the GPUs come in whole
+replicas with each tensor-parallel group inside a node, each GPU holds its share, the time carries the pipeline's idle
+share and the traffic its links expose, what frameworks refuse is refused, and an unpinned run is unchanged."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.errors import InputError
+from engine.report.render import render
+
+BASE = {
+    "task": "training",
+    "model": {"name": "llama-2-13b"},
+    "precision": "bf16",
+    "batch_size": 256,
+    "sequence_length": 4096,
+    "gradient_checkpointing": True,
+    "training_tokens": 1.0e10,
+}
+
+
+def _w(name, **extra):
+    w = dict(BASE, name=name)
+    w.update(extra)
+    return w
+
+
+def test_megatron_405b_layout_on_1024_h100(recommender):
+    """Megatron-Bridge's Llama 3.1 405B row (TP8 PP8 CP2 VP8, GBS 512): nodes of 8 so that TP8 stays in one, every
+    GPU's share within the card, and the time 1-10% above the bare compute (bubble 7/(8 x 64) and the DP traffic)."""
+    w = _w(
+        "l405",
+        model={"name": "llama-3.1-405b"},
+        precision="fp8",
+        batch_size=512,
+        sequence_length=8192,
+        parallelism={"zero_stage": 1, "tensor_parallel": 8, "pipeline_parallel": 8, "context_parallel": 2,
+                     "virtual_stages": 8},
+        gpu={"model": "h100-sxm-80gb", "count": 1024},
+    )
+    c = recommender.recommend(w).conclusions
+    assert c["gpu.per_node"].value == 8
+    assert c["parallelism.layout"].value["model_parallel"] == 128
+    per_gpu = c["memory.vram_required_gb"].value / 1024
+    assert 20 < c["gpu.selection"].value["per_gpu_gb"] < 80, per_gpu
+    o = c["perf.parallel_overhead"].value
+    assert o["bubble"] == pytest.approx(7 / (8 * 64), abs=1e-4)
+    assert 0.01 < o["fraction"] < 0.10
+    assert "the layout adds" in render(recommender.recommend(w), "text")
+
+
+def test_the_count_is_whole_replicas(recommender):
+    """TP2 x PP3 left to count: a multiple of 6 GPUs."""
+    c = recommender.recommend(_w("tp2pp3", parallelism={"zero_stage": 1, "tensor_parallel": 2,
+                                                        "pipeline_parallel": 3})).conclusions
+    assert c["gpu.count"].value % 6 == 0
+    assert "tensor parallel 2, 3 pipeline stages" in c["memory.split"].value
+
+
+def test_tensor_parallel_over_pcie_costs_time(recommender):
+    """TP4 on four L40S (PCIe 4.0, no NVLink) exposes its all-reduces; the same on H100 SXM does not."""
+    pcie = recommender.recommend(_w("pcie", parallelism={"tensor_parallel": 4},
+                                    gpu={"model": "l40s-48gb", "count": 4})).conclusions
+    nvl = recommender.recommend(_w("nvl", parallelism={"tensor_parallel": 4},
+                                   gpu={"model": "h100-sxm-80gb", "count": 4})).conclusions
+    assert pcie["perf.parallel_overhead"].value["tensor_exposed_s"] > 0
+    assert nvl["perf.parallel_overhead"].value["tensor_exposed_s"] == 0
+    assert pcie["perf.parallel_overhead"].value["fraction"] > 0.2
+
+
+def test_a_layout_shrinks_each_gpus_activations(recommender):
+    """The same run at TP8 holds a micro-batch's activations over 8 GPUs, not its whole share of the batch."""
+    dp = recommender.recommend(_w("dp", gradient_checkpointing=False, gpu={"model": "h100-sxm-80gb", "count": 8}))
+    tp = recommender.recommend(_w("tp", gradient_checkpointing=False, parallelism={"tensor_parallel": 8},
+                                  gpu={"model": "h100-sxm-80gb", "count": 8}))
+    def per_gpu(r):
+        return r.conclusions["memory.replicated_gb"].value + r.conclusions["memory.sharded_gb"].value / 8
+
+    # data parallel: 32 of the 256 sequences on each GPU, more than an H100 holds; at TP8 one sequence over 8 GPUs
+    assert per_gpu(dp) > 80 > per_gpu(tp)
+    assert "gpu.selection" in tp.conclusions
+
+
+def test_unpinned_training_has_no_layout_terms(recommender):
+    c = recommender.recommend(_w("plain")).conclusions
+    assert c["parallelism.pinned"].value is False
+    assert "perf.parallel_overhead" not in c
+    assert c["memory.split"].value.startswith("data parallel, ZeRO stage")
+
+
+@pytest.mark.parametrize(
+    ("extra", "says"),
+    [
+        ({"parallelism": {"tensor_parallel": 3}}, "does not divide the model's 40 attention heads"),
+        ({"parallelism": {"expert_parallel": 2}}, "does not divide the model's 1 expert"),
+        ({"parallelism": {"pipeline_parallel": 8, "virtual_stages": 8}}, "need at least that many layers"),
+        ({"parallelism": {"virtual_stages": 2}}, "pipeline_parallel is 1"),
+        ({"parallelism": {"context_parallel": 3}}, "do not divide into"),
+        ({"parallelism": {"tensor_parallel": 4, "pipeline_parallel": 2}, "gpu": {"count": 12}},
+         "not a whole number of data-parallel replicas"),
+        ({"model": {"name": "resnet-50"}, "parallelism": {"tensor_parallel": 2}}, "trains data parallel here"),
+    ],
+)
+def test_what_frameworks_refuse_is_refused(recommender, extra, says):
+    with pytest.raises(InputError, match=says):
+        recommender.recommend(_w("bad", **extra))
