@@ -35,15 +35,19 @@ def test_megatron_405b_layout_on_1024_h100(recommender):
         precision="fp8",
         batch_size=512,
         sequence_length=8192,
-        parallelism={"zero_stage": 1, "tensor_parallel": 8, "pipeline_parallel": 8, "context_parallel": 2,
-                     "virtual_stages": 8},
+        parallelism={
+            "zero_stage": 1,
+            "tensor_parallel": 8,
+            "pipeline_parallel": 8,
+            "context_parallel": 2,
+            "virtual_stages": 8,
+        },
         gpu={"model": "h100-sxm-80gb", "count": 1024},
     )
     c = recommender.recommend(w).conclusions
     assert c["gpu.per_node"].value == 8
     assert c["parallelism.layout"].value["model_parallel"] == 128
-    per_gpu = c["memory.vram_required_gb"].value / 1024
-    assert 20 < c["gpu.selection"].value["per_gpu_gb"] < 80, per_gpu
+    assert 20 < c["gpu.selection"].value["per_gpu_gb"] < 80
     o = c["perf.parallel_overhead"].value
     assert o["bubble"] == pytest.approx(7 / (8 * 64), abs=1e-4)
     assert 0.01 < o["fraction"] < 0.10
@@ -52,18 +56,21 @@ def test_megatron_405b_layout_on_1024_h100(recommender):
 
 def test_the_count_is_whole_replicas(recommender):
     """TP2 x PP3 left to count: a multiple of 6 GPUs."""
-    c = recommender.recommend(_w("tp2pp3", parallelism={"zero_stage": 1, "tensor_parallel": 2,
-                                                        "pipeline_parallel": 3})).conclusions
+    c = recommender.recommend(
+        _w("tp2pp3", parallelism={"zero_stage": 1, "tensor_parallel": 2, "pipeline_parallel": 3})
+    ).conclusions
     assert c["gpu.count"].value % 6 == 0
     assert "tensor parallel 2, 3 pipeline stages" in c["memory.split"].value
 
 
 def test_tensor_parallel_over_pcie_costs_time(recommender):
     """TP4 on four L40S (PCIe 4.0, no NVLink) exposes its all-reduces; the same on H100 SXM does not."""
-    pcie = recommender.recommend(_w("pcie", parallelism={"tensor_parallel": 4},
-                                    gpu={"model": "l40s-48gb", "count": 4})).conclusions
-    nvl = recommender.recommend(_w("nvl", parallelism={"tensor_parallel": 4},
-                                   gpu={"model": "h100-sxm-80gb", "count": 4})).conclusions
+    pcie = recommender.recommend(
+        _w("pcie", parallelism={"tensor_parallel": 4}, gpu={"model": "l40s-48gb", "count": 4})
+    ).conclusions
+    nvl = recommender.recommend(
+        _w("nvl", parallelism={"tensor_parallel": 4}, gpu={"model": "h100-sxm-80gb", "count": 4})
+    ).conclusions
     assert pcie["perf.parallel_overhead"].value["tensor_exposed_s"] > 0
     assert nvl["perf.parallel_overhead"].value["tensor_exposed_s"] == 0
     assert pcie["perf.parallel_overhead"].value["fraction"] > 0.2
@@ -72,8 +79,15 @@ def test_tensor_parallel_over_pcie_costs_time(recommender):
 def test_a_layout_shrinks_each_gpus_activations(recommender):
     """The same run at TP8 holds a micro-batch's activations over 8 GPUs, not its whole share of the batch."""
     dp = recommender.recommend(_w("dp", gradient_checkpointing=False, gpu={"model": "h100-sxm-80gb", "count": 8}))
-    tp = recommender.recommend(_w("tp", gradient_checkpointing=False, parallelism={"tensor_parallel": 8},
-                                  gpu={"model": "h100-sxm-80gb", "count": 8}))
+    tp = recommender.recommend(
+        _w(
+            "tp",
+            gradient_checkpointing=False,
+            parallelism={"tensor_parallel": 8},
+            gpu={"model": "h100-sxm-80gb", "count": 8},
+        )
+    )
+
     def per_gpu(r):
         return r.conclusions["memory.replicated_gb"].value + r.conclusions["memory.sharded_gb"].value / 8
 
@@ -97,8 +111,10 @@ def test_unpinned_training_has_no_layout_terms(recommender):
         ({"parallelism": {"pipeline_parallel": 8, "virtual_stages": 8}}, "need at least that many layers"),
         ({"parallelism": {"virtual_stages": 2}}, "pipeline_parallel is 1"),
         ({"parallelism": {"context_parallel": 3}}, "do not divide into"),
-        ({"parallelism": {"tensor_parallel": 4, "pipeline_parallel": 2}, "gpu": {"count": 12}},
-         "not a whole number of data-parallel replicas"),
+        (
+            {"parallelism": {"tensor_parallel": 4, "pipeline_parallel": 2}, "gpu": {"count": 12}},
+            "not a whole number of data-parallel replicas",
+        ),
         ({"model": {"name": "resnet-50"}, "parallelism": {"tensor_parallel": 2}}, "trains data parallel here"),
     ],
 )
