@@ -144,8 +144,11 @@ class Result:
         return g
 
     # -- explanations ------------------------------------------------------------
-    def explain(self, attr: str) -> dict[str, Any]:
-        """One step: the value, the rule(s) that set it, what they used, what lost."""
+    def explain(self, attr: str, *, formulas: bool = True) -> dict[str, Any]:
+        """One step: the value, the rule(s) that set it, what they used, what lost; with
+        ``formulas``, each contribution's named-formula calls too (the report and the drawings,
+        which do not show them, leave them out: computing them is most of an explanation's work).
+        """
         rb = self.rulebase
         a = rb.attributes[attr]
         if attr in self.outcome.inputs:
@@ -198,7 +201,7 @@ class Result:
                     "lets": dict(f.lets),
                 }
             )
-            if planned.calls:
+            if formulas and planned.calls:
                 contributions[-1]["formulas"] = self._formula_calls(f)
         binding = [x for x in contributions if x["binding"]]
         return {

@@ -32,7 +32,7 @@ def document(result: Result) -> dict[str, Any]:
         a = rb.attributes[attr]
         if not a.report:
             continue
-        step = result.explain(attr)
+        step = result.explain(attr, formulas=False)
         first = step["binding"][0]
         conclusions[attr] = {
             "value": plain(step["value"]),

@@ -157,7 +157,7 @@ def derivation_svg(result: Result, attr: str) -> str:
     catalog items) on the left, the rule in the middle, the conclusion on the right, and below the
     rule the contributions it beat (dashed). An input shows where it came from instead.
     """
-    step = result.explain(attr)
+    step = result.explain(attr, formulas=False)
     unit = step.get("unit")
     value = f"{attr} = {_short(step['value'], unit)}"
     colw, boxw, rowh, boxh, pad = 330, 300, 34, 26, 10
