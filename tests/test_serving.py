@@ -380,3 +380,29 @@ def test_tensorrt_llm_keeps_the_cache_in_16_bits_unless_told(rec: Any) -> None:
     free = a["per_gpu_gb"] * 1e9 - weights - profiling - (e["non_torch_tp_gib"] + e["cuda_graph_gib"]) * gib
     per_token = bf16["serving.kv_bytes_per_token"] / 2
     assert a["kv_cache_tokens"] == math.floor(e["kv_share"] * free / (32 * per_token)) * 32
+
+
+def test_a_four_card_nvlink_bridge_carries_tensor_parallel_4(rec: Any) -> None:
+    """Four H200 NVL cards share one NVLink bridge (bridge_gpus 4): the serving plan times a TP4 decode step's
+    all-reduces on NVLink (its rate and latency); four A100 PCIe cards (bridged in pairs) at TP4 take the PCIe path."""
+
+    def plan(card: str) -> dict:
+        w = {
+            "name": card,
+            "task": "inference",
+            "model": {"name": "llama-3.1-70b"},
+            "precision": "bf16",
+            "serving": {"engine": "vllm", "concurrent_requests": 8, "prompt_tokens": 2000, "output_tokens": 500},
+            "parallelism": {"tensor_parallel": 4},
+            "gpu": {"model": card, "count": 4},
+        }
+        return rec.recommend(w)
+
+    h200 = rec.rulebase.catalogs["gpu"].items["h200-nvl-141gb"]
+    a100 = rec.rulebase.catalogs["gpu"].items["a100-pcie-80gb"]
+    assert h200.get("bridge_gpus") == 4 and a100.get("bridge_gpus") == 2
+    calls = {c["formula"]: c["value"] for c in plan("h200-nvl-141gb").explain("serving.plan")["binding"][0]["formulas"]}
+    assert calls["nvlinked"] is True
+    calls = {c["formula"]: c["value"] for c in plan("a100-pcie-80gb").explain("serving.plan")["binding"][0]["formulas"]}
+    assert calls["nvlinked"] is False
+

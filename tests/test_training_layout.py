@@ -76,6 +76,22 @@ def test_tensor_parallel_over_pcie_costs_time(recommender):
     assert pcie["perf.parallel_overhead"].value["fraction"] > 0.2
 
 
+def test_a_bridged_group_talks_over_nvlink_up_to_the_cards_its_bridge_joins(recommender):
+    """The H200 NVL's four-card bridge carries TP4 (nothing exposed); the A100 PCIe's pair bridge carries TP2, not TP4."""
+
+    def exposed(card, tensor):
+        c = recommender.recommend(
+            _w(f"{card}-tp{tensor}", parallelism={"tensor_parallel": tensor}, gpu={"model": card, "count": 4})
+        ).conclusions
+        return c["perf.parallel_overhead"].value
+
+    h200 = exposed("h200-nvl-141gb", 4)
+    assert h200["tensor_comm_s"] > 0 and h200["tensor_exposed_s"] == 0 and "on NVLink" in h200["why"]
+    assert exposed("a100-pcie-80gb", 2)["tensor_exposed_s"] == 0
+    a100 = exposed("a100-pcie-80gb", 4)
+    assert a100["tensor_exposed_s"] == a100["tensor_comm_s"] > 0 and "over PCIe" in a100["why"]
+
+
 def test_a_layout_shrinks_each_gpus_activations(recommender):
     """The same run at TP8 holds a micro-batch's activations over 8 GPUs, not its whole share of the batch."""
     dp = recommender.recommend(_w("dp", gradient_checkpointing=False, gpu={"model": "h100-sxm-80gb", "count": 8}))
