@@ -402,7 +402,6 @@ def test_a_four_card_nvlink_bridge_carries_tensor_parallel_4(rec: Any) -> None:
     a100 = rec.rulebase.catalogs["gpu"].items["a100-pcie-80gb"]
     assert h200.get("bridge_gpus") == 4 and a100.get("bridge_gpus") == 2
     calls = {c["formula"]: c["value"] for c in plan("h200-nvl-141gb").explain("serving.plan")["binding"][0]["formulas"]}
-    assert calls["nvlinked"] is True
+    assert calls["direct_linked"] is True
     calls = {c["formula"]: c["value"] for c in plan("a100-pcie-80gb").explain("serving.plan")["binding"][0]["formulas"]}
-    assert calls["nvlinked"] is False
-
+    assert calls["direct_linked"] is False

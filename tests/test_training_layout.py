@@ -77,7 +77,7 @@ def test_tensor_parallel_over_pcie_costs_time(recommender):
 
 
 def test_a_bridged_group_talks_over_nvlink_up_to_the_cards_its_bridge_joins(recommender):
-    """The H200 NVL's four-card bridge carries TP4 (nothing exposed); the A100 PCIe's pair bridge carries TP2, not TP4."""
+    """The H200 NVL's four-card bridge carries TP4 (nothing exposed); the A100 PCIe's pair bridge: TP2, not TP4."""
 
     def exposed(card, tensor):
         c = recommender.recommend(
@@ -90,6 +90,72 @@ def test_a_bridged_group_talks_over_nvlink_up_to_the_cards_its_bridge_joins(reco
     assert exposed("a100-pcie-80gb", 2)["tensor_exposed_s"] == 0
     a100 = exposed("a100-pcie-80gb", 4)
     assert a100["tensor_exposed_s"] == a100["tensor_comm_s"] > 0 and "over PCIe" in a100["why"]
+
+
+def test_amd_infinity_fabric_carries_tensor_parallel(recommender):
+    """MI300X modules are fully connected by Infinity Fabric (seven links): TP4 talks over three of them, inside the
+    utilization, not over PCIe."""
+    c = recommender.recommend(
+        _w("mi300x-tp4", parallelism={"tensor_parallel": 4}, gpu={"model": "mi300x-192gb", "count": 4})
+    ).conclusions
+    o = c["perf.parallel_overhead"].value
+    assert o["tensor_comm_s"] > 0 and o["tensor_exposed_s"] == 0 and "on Infinity Fabric" in o["why"]
+
+
+DEADLINE = {
+    "model": {"name": "llama-2-70b"},
+    "batch_size": 1024,
+    "training_tokens": 2.0e12,
+    "deadline_days": 60,
+    "gradient_checkpointing": True,
+}
+
+
+def test_a_deadline_counts_what_the_layout_adds(recommender):
+    """Training to a deadline with TP8 x PP8 pinned buys GPUs for the pipeline's idle time and the traffic too: the
+    run finishes in time, on whole replicas of 64, and one replica fewer of the same card would not."""
+    layout = {"zero_stage": 1, "tensor_parallel": 8, "pipeline_parallel": 8}
+    pinned = recommender.recommend(_w("pp8", **DEADLINE, parallelism=layout))
+    c = pinned.conclusions
+    count, card = c["gpu.count"].value, c["gpu.model"].value
+    assert c["perf.train_days"].value <= 60 and count % 64 == 0
+    assert c["perf.parallel_overhead"].value["fraction"] > 0.02
+    assert not [w for w in pinned.values.get("warnings", []) if "than the deadline" in w]
+    assert "8 pipeline stages" in c["gpu.selection"].value["split"]
+    fewer = recommender.recommend(_w("fewer", **DEADLINE, parallelism=layout, gpu={"model": card, "count": count - 64}))
+    assert fewer.conclusions["perf.train_days"].value > 60
+
+
+def test_a_deadline_inside_the_layouts_floor_is_met_by_no_count(recommender):
+    """Eight stages and a global batch of 16: each step idles 7 micro-batches, whatever the count - said so, with the
+    fixes, instead of a count that would not do."""
+    r = recommender.recommend(
+        _w(
+            "floor",
+            batch_size=16,
+            deadline_days=1,
+            training_tokens=2.0e11,
+            parallelism={"zero_stage": 1, "tensor_parallel": 2, "pipeline_parallel": 8},
+        )
+    )
+    said = [w for w in r.values.get("warnings", []) if "than the deadline" in w]
+    assert len(said) == 1 and "no number of GPUs of this layout" in said[0] and "larger global batch" in said[0]
+
+
+def test_owned_gpus_with_a_layout_say_how_many_would_do_in_whole_replicas(recommender):
+    r = recommender.recommend(
+        _w(
+            "owned",
+            training_tokens=2.0e11,
+            deadline_days=10,
+            parallelism={"zero_stage": 1, "tensor_parallel": 2, "pipeline_parallel": 2},
+            gpu={"model": "h100-sxm-80gb", "count": 8},
+        )
+    )
+    said = [w for w in r.values.get("warnings", []) if "than the deadline" in w]
+    assert len(said) == 1 and "whole replicas of 4 GPUs" in said[0], said
+    would = int(said[0].split("about ")[2].split(" of them")[0])
+    assert would % 4 == 0 and would > 8
 
 
 def test_a_layout_shrinks_each_gpus_activations(recommender):
