@@ -191,6 +191,21 @@ def test_a_deadline_raises_the_gpu_count_from_compute(rec: Any) -> None:
     assert t["gpu.count"] > r["gpu.count"] and t["perf.train_days"] <= 30
 
 
+def test_a_pinned_card_that_cannot_leave_one_node_says_so_against_a_deadline(rec: Any) -> None:
+    """90 days of Llama 2 70B pre-training on L40S: eight of them, a server's most, take years, and PCIe cards are not
+    spread over nodes - the report says that, not that no card holds the memory."""
+    w = example("cluster-llama2-70b-deadline")
+    w["gpu"] = {"model": "l40s-48gb"}
+    r = rec.recommend(w)
+    assert "gpu.selection" not in r.values
+    said = " ".join(r.values.get("warnings", []))
+    assert "No configuration of l40s-48gb meets the deadline of 90 days" in said
+    assert "No allowed catalog GPU holds" not in said
+    assert r["perf.deadline_card_one_node"] > 90
+    w["gpu"] = {"model": "h100-sxm-80gb"}
+    assert rec.recommend(w)["perf.train_days"] <= 90
+
+
 def test_a_stated_mfu_changes_the_count(rec: Any) -> None:
     w = example("cluster-llama2-70b-deadline")
     w["model_flops_utilization"] = 0.3
