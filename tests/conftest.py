@@ -33,10 +33,27 @@ SHARED_RESULT = (
 )
 
 
+# Modules whose tests read one expensive module-scoped fixture (every example rendered, the speed benchmark's
+# points run, the servers and browser of the web tests): their tests go to one worker, so that it is built once
+# rather than once on each worker that happens to draw one of them.
+SHARED_MODULE = (
+    "tests/test_report.py",
+    "tests/test_speed_accuracy.py",
+    "tests/test_serve_page.py",
+    "tests/test_serving.py",
+    "tests/test_serve.py",
+    "tests/test_serve_sweep.py",
+)
+
+
 def scope_of(nodeid: str) -> str:
-    """The unit a test is scheduled in: its function for those of SHARED_RESULT, else the test itself."""
+    """The unit a test is scheduled in: its function for those of SHARED_RESULT, its module for those of
+    SHARED_MODULE, else the test itself."""
     function = nodeid.split("[", 1)[0]
-    return function if function in SHARED_RESULT else nodeid
+    if function in SHARED_RESULT:
+        return function
+    module = nodeid.split("::", 1)[0]
+    return module if module in SHARED_MODULE else nodeid
 
 
 @pytest.hookimpl(optionalhook=True)
