@@ -158,6 +158,19 @@ def test_owned_gpus_with_a_layout_say_how_many_would_do_in_whole_replicas(recomm
     assert would % 4 == 0 and would > 8
 
 
+def test_no_card_holding_the_whole_part_says_what_is_whole_and_how_to_shrink_it(recommender):
+    """Llama 2 70B at ZeRO-1 to a deadline: every GPU would hold 305 GB whole, more than any card that can be timed -
+    the warning says so and names ZeRO-3 and a layout; ZeRO-3 or TP8 x PP8 then get a machine."""
+    w = _w("z1", **DEADLINE, parallelism={"zero_stage": 1})
+    r = recommender.recommend(w)
+    assert "gpu.selection" not in r.values
+    said = " ".join(r.values.get("warnings", []))
+    assert "each GPU holds 304.6 GB whole, what ZeRO stage 1" in said and "parallelism.zero_stage 3" in said
+    assert "gpu.selection" in recommender.recommend(_w("z3", **DEADLINE, parallelism={"zero_stage": 3})).values
+    pinned = {"zero_stage": 1, "tensor_parallel": 8, "pipeline_parallel": 8}
+    assert "gpu.selection" in recommender.recommend(_w("pp8", **DEADLINE, parallelism=pinned)).values
+
+
 def test_a_layout_shrinks_each_gpus_activations(recommender):
     """The same run at TP8 holds a micro-batch's activations over 8 GPUs, not its whole share of the batch."""
     dp = recommender.recommend(_w("dp", gradient_checkpointing=False, gpu={"model": "h100-sxm-80gb", "count": 8}))
