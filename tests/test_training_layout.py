@@ -216,3 +216,40 @@ def test_unpinned_training_has_no_layout_terms(recommender):
 def test_what_frameworks_refuse_is_refused(recommender, extra, says):
     with pytest.raises(InputError, match=says):
         recommender.recommend(_w("bad", **extra))
+
+
+LAYOUTS = {
+    "dp": {"zero_stage": 3},
+    "tp2pp2": {"zero_stage": 1, "tensor_parallel": 2, "pipeline_parallel": 2},
+    "tp4": {"zero_stage": 1, "tensor_parallel": 4},
+    "pp4v2": {"zero_stage": 1, "pipeline_parallel": 4, "virtual_stages": 2, "micro_batch_size": 2},
+}
+
+
+@pytest.mark.slow
+def test_every_card_and_layout_meets_its_deadline_or_says_why(recommender):
+    """Every catalog card pinned, four layouts, a 30-day deadline, the count chosen or 8 fixed: never a crash, a chosen
+    count always finishes in time, and a run that misses it or finds no machine says why in a warning."""
+    from engine.errors import InputError
+
+    silent, missed, ran = [], [], 0
+    for card in sorted(recommender.rulebase.catalogs["gpu"].items):
+        for name, layout in LAYOUTS.items():
+            for gpu in ({"model": card}, {"model": card, "count": 8}):
+                w = _w(f"{card}-{name}", training_tokens=2.0e11, deadline_days=30, parallelism=layout, gpu=gpu)
+                try:
+                    v = recommender.recommend(w).values
+                except InputError:
+                    continue
+                ran += 1
+                said = " ".join(v.get("warnings", []))
+                days = v.get("perf.train_days")
+                if "gpu.selection" not in v:
+                    if not said:
+                        silent.append(w["name"])
+                elif days is not None and days > 30 * 1.0001:
+                    if "count" not in gpu or "than the deadline" not in said:
+                        missed.append((w["name"], gpu, days))
+    assert ran > 300
+    assert not silent, silent
+    assert not missed, missed
