@@ -93,11 +93,15 @@ def _pool(config: Config, workers: int) -> cf.ProcessPoolExecutor:
     )
 
 
-def _death(processes: list[Any]) -> str:
-    """How a pool's processes ended, for the crash's message (a signal's name when one killed them)."""
+def _death(processes: list[Any], patience: float = 30.0) -> str:
+    """How a pool's processes ended, for the crash's message (a signal's name when one killed them). A
+    process that died is reaped within moments, but on a loaded machine it can take seconds; ``patience``
+    seconds in all are given to the processes to be reaped before the cause is left unnamed.
+    """
     codes = []
+    deadline = time.monotonic() + patience
     for p in processes:
-        p.join(5)
+        p.join(max(deadline - time.monotonic(), 0.1))
         code = p.exitcode
         if code is not None and code != 0:
             if code < 0:
