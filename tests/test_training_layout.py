@@ -205,7 +205,10 @@ def test_unpinned_training_has_no_layout_terms(recommender):
         ({"parallelism": {"expert_parallel": 2}}, "does not divide the model's 1 expert"),
         ({"parallelism": {"pipeline_parallel": 8, "virtual_stages": 8}}, "need at least that many layers"),
         ({"parallelism": {"virtual_stages": 2}}, "pipeline_parallel is 1"),
-        ({"batch_size": 6, "parallelism": {"tensor_parallel": 2, "micro_batch_size": 4}}, "does not divide batch_size 6"),
+        (
+            {"batch_size": 6, "parallelism": {"tensor_parallel": 2, "micro_batch_size": 4}},
+            "does not divide batch_size 6",
+        ),
         ({"parallelism": {"context_parallel": 3}}, "do not divide into"),
         (
             {"parallelism": {"tensor_parallel": 4, "pipeline_parallel": 2}, "gpu": {"count": 12}},
