@@ -10,6 +10,7 @@ evaluator (``lang.semantics``), so lint and the engine cannot disagree on what a
 from __future__ import annotations
 
 import ast
+import functools
 import math
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -456,15 +457,26 @@ def _reads(expr: Expr, name: str) -> list[bool]:
     equality or tested for truth (a missing value answers: not equal, false), not computed with (arithmetic, a
     function, an ordering, text), which fails.
     """
+    return _read_places(expr).get(name, [])
+
+
+@functools.lru_cache(maxsize=4096)
+def _read_places(expr: Expr) -> dict[str, list[bool]]:
+    """``_reads`` for every name the expression reads, from one walk of its tree (lint asks of each expression
+    once per field of each join of its rule).
+    """
     parents = {child: node for node in ast.walk(expr.tree) for child in ast.iter_child_nodes(node)}
-    out = []
+    out: dict[str, list[bool]] = {}
     for node in ast.walk(expr.tree):
-        if not isinstance(node, (ast.Attribute, ast.Name)) or _dotted(node) != name:
+        if not isinstance(node, (ast.Attribute, ast.Name)):
             continue
         up = parents.get(node)
         if isinstance(up, ast.Attribute):
             continue  # part of a longer name
-        out.append(
+        name = _dotted(node)
+        if name is None:
+            continue
+        out.setdefault(name, []).append(
             (isinstance(up, ast.Compare) and all(isinstance(o, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)) for o in up.ops))
             or isinstance(up, ast.BoolOp)
             or (isinstance(up, ast.UnaryOp) and isinstance(up.op, ast.Not))
