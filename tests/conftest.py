@@ -27,6 +27,7 @@ def recommender(rulebase):
 # sweep tier over its own pool of processes): each function's cases go to one worker, so that the tier runs
 # once. Every other test is a unit of its own, spread over the workers as they free up.
 SHARED_RESULT = (
+    "tests/invariants/test_sweep.py::test_quick",
     "tests/invariants/test_sweep.py::test_cover",
     "tests/invariants/test_sweep.py::test_pairs",
     "tests/invariants/test_sweep.py::test_full",
@@ -65,6 +66,44 @@ def pytest_xdist_make_scheduler(config, log):
             return scope_of(nodeid)
 
     return Scheduling(config, log)
+
+
+# -- the default run and the slow tier over one space -------------------------------------------------------
+# Tests that hold one check over a whole space (the attack corpus, every MoE x engine x precision x market, every
+# owned card x task, ...): the default run takes every n-th of their cases, in collection order, and the slow tier
+# (CI's `pytest -m slow`, once) the rest, so that CI runs all of them and the default run meets every part of the
+# space. n is prime and divides no dimension's size, so that the cases taken cycle through every value of every
+# parameter rather than repeat one (a stride of 4 over markets x precisions would take one market only).
+SAMPLED = {
+    "tests/test_attacks.py::test_attack": 5,
+    "tests/test_attacks.py::test_a_forked_case_ends_as_in_a_fresh_interpreter": 5,
+    "tests/test_serving_space.py::test_every_moe_is_served_by_every_engine": 7,
+    "tests/test_serving_space.py::test_gpus_the_user_owns_are_used_as_given_or_said_to_be_short": 5,
+    "tests/test_vision.py::test_every_model_task_and_precision_gets_a_machine": 7,
+    "tests/test_vision_decode.py::test_every_chosen_vision_machine_is_fed": 3,
+    "tests/conformance/test_differential.py::test_every_example_is_the_same_under_every_backend": 3,
+}
+
+
+def sampled_out(nodeids: list[str], every: int) -> list[bool]:
+    """Which of one function's cases (in collection order) the default run leaves to the slow tier."""
+    return [i % every != 0 for i in range(len(nodeids))]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Mark the cases of SAMPLED that the default run leaves out ``slow`` (before ``-m`` selects); a case named
+    on the command line with its parameters runs as asked."""
+    named = {arg.replace("\\", "/") for arg in config.args if "[" in arg}
+    groups: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        function = item.nodeid.split("[", 1)[0]
+        if function in SAMPLED and "slow" not in item.keywords and item.nodeid not in named:
+            groups.setdefault(function, []).append(item)
+    for function, members in groups.items():
+        for item, out in zip(members, sampled_out([i.nodeid for i in members], SAMPLED[function]), strict=True):
+            if out:
+                item.add_marker(pytest.mark.slow)
 
 
 # -- the invariant sweeps' closing counts, pass or fail ------------------------------------------------------

@@ -9,12 +9,12 @@ import pytest
 from fuzz import fuzz
 
 SEED = 20260101
-# every run: 200 workloads and 5 mutated rulebases (each loaded under three backends), about 15 s on a
+# every run: 100 workloads and 3 mutated rulebases (each loaded under three backends), about 8 s on a
 # 2-core machine; pytest -m slow: 1,000 and 40 more from another seed, about 2 minutes
-CASES = {"workloads": 200, "rules": 5}
+CASES = {"workloads": 100, "rules": 3}
 SLOW_RUNS = {"workloads": 1000, "rules": 40}
-# config.json and the Hugging Face cache, serving sections, overlays of the config mapping: about 30 s more
-DOCUMENT_CASES = {"configs": 60, "serving": 60, "overlays": 10}
+# config.json and the Hugging Face cache, serving sections, overlays of the config mapping: about 9 s more
+DOCUMENT_CASES = {"configs": 30, "serving": 30, "overlays": 5}
 SLOW_CASES = {"configs": 600, "serving": 600, "overlays": 120}  # pytest -m slow: about 10 minutes
 CEILING_S = 900  # a safety net only: each case has its own hang limit in tests/fuzz.py
 

@@ -267,14 +267,10 @@ def pairs() -> Iterator[Case]:
             yield make_case({**row, "precision": p}, turn)
 
 
-def cover() -> Iterator[Case]:
-    """The default tier, about a third of ``pairs``: every pair of values of any two dimensions (precision
-    one of them), every model with every task on the tool's choice of GPUs (precisions in turn), and for
-    each model one task on the tool's choice at every precision, so that the quantization invariant has a
-    triple of every model. ``pairs`` runs each pinned row at every precision too (the slow tier).
-    """
-    vals = values()
-    rows = covering_rows(vals)
+def _auto_rows(vals: Mapping[str, Sequence[str]]) -> list[dict[str, str]]:
+    """Every model with every task on the tool's choice of GPUs (precisions in turn), and for each model one
+    task at every precision, so that the quantization invariant has a triple of every model."""
+    rows = []
     tasks_ = vals["task"]
     for (i, m), (j, t) in itertools.product(enumerate(vals["model"]), enumerate(tasks_)):
         scenario = vals["scenario"][(i + j) % len(vals["scenario"])]
@@ -284,6 +280,11 @@ def cover() -> Iterator[Case]:
             rows.extend({**auto, "precision": p} for p in PRECISIONS)
         else:
             rows.append({**auto, "precision": PRECISIONS[(i + j) % len(PRECISIONS)]})
+    return rows
+
+
+def _cases(rows: Iterable[Mapping[str, str]]) -> Iterator[Case]:
+    """The rows' cases, each once; a pinned family's cards take turns over its rows."""
     seen: set[tuple[str, ...]] = set()
     turns: dict[str, int] = {}
     for row in rows:
@@ -291,13 +292,33 @@ def cover() -> Iterator[Case]:
         if key in seen:
             continue
         seen.add(key)
-        # the pinned family's cards take turns over its rows
         turn = turns.get(row["gpu"], 0)
         turns[row["gpu"]] = turn + 1
         yield make_case(row, turn)
 
 
-TIERS = {"cover": cover, "pairs": pairs, "full": full}
+def cover() -> Iterator[Case]:
+    """About a third of ``pairs``: every pair of values of any two dimensions (precision one of them), and
+    ``_auto_rows`` (every model with every task on the tool's choice, a triple of precisions of every model).
+    ``pairs`` runs each pinned row at every precision too. Both are in the slow tier.
+    """
+    vals = values()
+    yield from _cases([*covering_rows(vals), *_auto_rows(vals)])
+
+
+def quick() -> Iterator[Case]:
+    """The default run's tier, about half of ``cover``: every pair of values of any two dimensions but the
+    model (the models take turns over those rows: every card family with every task, precision, scenario and
+    market, and every card pinned), and ``_auto_rows``. What it leaves to ``cover`` is each model with each
+    pinned family.
+    """
+    vals = values()
+    models = vals["model"]
+    pinned = covering_rows({d: vals[d] for d in DIMENSIONS if d != "model"})
+    yield from _cases([*({**row, "model": models[i % len(models)]} for i, row in enumerate(pinned)), *_auto_rows(vals)])
+
+
+TIERS = {"quick": quick, "cover": cover, "pairs": pairs, "full": full}
 
 
 def parse_only(text: str | None) -> dict[str, set[str]]:

@@ -1,13 +1,14 @@
 """The invariant sweep: every catalog model x task x precision x scenario x market x GPUs (the tool's
 choice, or each card family pinned as owned) holds every invariant of ``checks.INVARIANTS``.
 
-Three tiers (``space.TIERS``): ``cover`` runs in every test run (every pair of dimension values, every
-model with every task on the tool's choice of GPUs, a triple of precisions of every model) on the
-default backend; ``pairs`` (each pinned row at every precision as well) and ``full``, the whole product
-on the python backend, are marked ``slow`` and run once in CI (``pytest -m slow``). The slow tier also
-runs each case of ``cover`` and ``pairs`` again on the python backend, which must conclude the same
-values (``backends-agree``); the default run holds the backends to the same documents on every example
-and on generated workloads (tests/conformance), at a fraction of the cover tier's second run.
+Four tiers (``space.TIERS``): ``quick`` runs in every test run (every pair of values of any two
+dimensions but the model, every card pinned, every model with every task on the tool's choice of GPUs, a
+triple of precisions of every model) on the default backend; ``cover`` (every pair of any two dimensions,
+each model with each pinned card family too), ``pairs`` (each pinned row at every precision as well) and
+``full``, the whole product on the python backend, are marked ``slow`` and run once in CI (``pytest -m
+slow``). The slow tier also runs each case of ``cover`` and ``pairs`` again on the python backend, which
+must conclude the same values (``backends-agree``); the default run holds the backends to the same
+documents on examples and on generated workloads (tests/conformance), at a fraction of a tier's second run.
 
 Run a part of the space with GPUSIZER_SWEEP (``model=deepseek-v3,qwen3-30b-a3b task=serve-vllm``), one
 invariant with ``-k``; ``python -m tests.invariants`` prints every failure group with a workload.
@@ -58,6 +59,12 @@ def _params(invariants):
 
 
 @pytest.mark.parametrize("invariant", _params(list(INVARIANTS)))
+def test_quick(invariant):
+    _holds(sweep("quick"), invariant)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("invariant", _params(list(INVARIANTS)))
 def test_cover(invariant):
     _holds(sweep("cover"), invariant)
 
@@ -97,6 +104,25 @@ def test_cover_tier_covers_every_pair_and_a_triple_of_every_model():
     assert len(cases) < len(list(space.pairs())) / 2
 
 
+def test_quick_tier_covers_every_pair_but_the_models_and_a_triple_of_every_model():
+    vals = space.values()
+    cases = list(space.quick())
+    dims = [d for d in space.DIMENSIONS if d != "model"]
+    want = {(a, x, b, y) for a, b in itertools.combinations(dims, 2) for x in vals[a] for y in vals[b]}
+    have = {(a, c.dims()[a], b, c.dims()[b]) for c in cases for a, b in itertools.combinations(dims, 2)}
+    assert not want - have, sorted(want - have)[:10]
+    auto = [c for c in cases if c.gpu == space.AUTO]
+    assert {(c.model, c.task) for c in auto} == set(itertools.product(vals["model"], vals["task"]))
+    triples: dict[tuple, set[str]] = {}
+    for c in auto:
+        triples.setdefault((c.model, c.task, c.scenario, c.market), set()).add(c.precision)
+    assert {k[0] for k, p in triples.items() if p == set(space.PRECISIONS)} == set(vals["model"])
+    assert {c.card for c in cases} - {None} == set(space.catalog("gpus"))
+    assert {c.model for c in cases if c.gpu != space.AUTO} == set(vals["model"])
+    assert len({c.id for c in cases}) == len(cases)
+    assert len(cases) < len(list(space.cover())) / 2 + 1
+
+
 def test_pairs_tier_covers_every_pair_of_values():
     vals = space.values()
     cases = list(space.pairs())
@@ -127,12 +153,13 @@ def test_every_card_has_one_family():
     assert sorted(members) == sorted(space.catalog("gpus"))
 
 
-def test_only_what_cannot_be_expressed_is_trimmed(recommender):
+@pytest.mark.parametrize("tier", ["cover", pytest.param("pairs", marks=pytest.mark.slow)])
+def test_only_what_cannot_be_expressed_is_trimmed(recommender, tier):
     from engine import InputError
 
-    # every workload of the covering tier that is not trimmed is one gpusizer reads ...
+    # every workload of the tier that is not trimmed is one gpusizer reads ...
     refused = []
-    for case in space.pairs():
+    for case in space.TIERS[tier]():
         if space.trimmed(case) is None:
             try:
                 recommender.load(case.workload())
