@@ -102,6 +102,21 @@ def test_amd_infinity_fabric_carries_tensor_parallel(recommender):
     assert o["tensor_comm_s"] > 0 and o["tensor_exposed_s"] == 0 and "on Infinity Fabric" in o["why"]
 
 
+def test_gaudi_roce_links_carry_tensor_parallel_like_a_fully_connected_board(rulebase):
+    """Gaudi 3 joins a board's eight accelerators all to all over 21 RoCE ports (three to each peer, 1,050 GB/s
+    bidirectional, Intel's Network Configuration page): a group of t takes the t - 1 peers' share of them, as MI300X's
+    Infinity Fabric does; it had been timed over PCIe 5.0 x16."""
+    from test_formulas import _value
+
+    gaudi = {"g": rulebase.catalogs["gpu"].items["gaudi3-128gb"]}
+    const = {name: v.value for name, v in rulebase.constants.items()}
+    link = {t: _value(rulebase, f"tensor_link_bytes(g, {t})", const, gaudi) for t in (2, 4, 8)}
+    for t, got in link.items():
+        assert got == pytest.approx(1050 / 2 * (t - 1) / 7 * 1e9 * const["const.link_efficiency"])
+    assert _value(rulebase, "direct_linked(g, 8)", const, gaudi) is True
+    assert link[8] > 4 * _value(rulebase, "const.pcie_gen4_x16_gbs * 2 ** (g.pcie_gen - 4) * 1e9", const, gaudi)
+
+
 DEADLINE = {
     "model": {"name": "llama-2-70b"},
     "batch_size": 1024,
