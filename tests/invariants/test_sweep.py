@@ -64,14 +64,9 @@ def test_quick(invariant):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("invariant", _params(list(INVARIANTS)))
+@pytest.mark.parametrize("invariant", _params([*INVARIANTS, runner.COMPARE]))
 def test_cover(invariant):
-    _holds(sweep("cover"), invariant)
-
-
-@pytest.mark.slow
-def test_cover_backends_agree():
-    _holds(sweep("cover", compare=True), runner.COMPARE)
+    _holds(sweep("cover", compare=True), invariant)
 
 
 @pytest.mark.slow
