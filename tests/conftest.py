@@ -35,9 +35,12 @@ SHARED_RESULT = (
 
 
 # Modules whose tests read one expensive module-scoped fixture (every example rendered, the speed benchmark's
-# points run, the servers and browser of the web tests): their tests go to one worker, so that it is built once
-# rather than once on each worker that happens to draw one of them.
+# points run, the servers and browser of the web tests, a recommender on every backend): their tests go to one
+# worker, so that it is built once rather than once on each worker that happens to draw one of them. For the
+# backends' conformance it also keeps the slow tier's network-joins serving examples (some 10 GB each) from
+# running two at once, one on each worker, which a machine of 24 GB does not hold.
 SHARED_MODULE = (
+    "tests/conformance/test_differential.py",
     "tests/test_report.py",
     "tests/test_speed_accuracy.py",
     "tests/test_serve_page.py",
