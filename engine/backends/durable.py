@@ -521,7 +521,7 @@ def _without_joins(translator: _Translator, v: Variant) -> _Plan:
     aliases = dict(v.items)
     joined = [c for c in v.conditions if isinstance(c, ItemCond) or _reads_items(c, aliases)]
     plan = translator.variant(Variant(v.index, tuple(c for c in v.conditions if c not in joined), (), v.required))
-    plan.residual.extend(joined)
+    plan.residual.extend(S.scheduled(joined))
     return plan
 
 

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..lang import semantics as S
+from ..lang.ir import Simple
 from ..plan.resolve import PlannedRule
 from ..plan.rulebase import Rulebase
 from .base import Match
@@ -32,7 +33,7 @@ class PythonSession:
         out = []
         for rule in self._compiled.at.get(step, ()):
             for v in rule.variants:
-                for items in S.matches(v.conditions, env, v.required):
+                for items in S.matches(self._compiled.conditions[rule.id, v.index], env, v.required):
                     out.append(Match(rule.id, v.index, tuple((a, items[a].id) for a, _ in v.items)))
         return out
 
@@ -47,8 +48,12 @@ class PythonCompiled:
     def __init__(self, rulebase: Rulebase, schedule: Mapping[str, int]) -> None:
         self.catalogs = rulebase.catalogs
         self.at: dict[int, list[PlannedRule]] = {}
+        # each variant's conditions in the order that prunes first (S.scheduled: the same matches)
+        self.conditions: dict[tuple[str, int], tuple[Simple, ...]] = {}
         for rid, rule in rulebase.rules.items():
             self.at.setdefault(schedule[rid], []).append(rule)
+            for v in rule.variants:
+                self.conditions[rid, v.index] = S.scheduled(v.conditions)
 
     def open(self) -> PythonSession:
         """A session for one workload."""

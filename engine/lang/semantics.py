@@ -334,6 +334,45 @@ def holds(cond: Simple, env: Env) -> bool:
     raise TypeError("a positive item join is matched, not tested")  # pragma: no cover
 
 
+def _aliases_read(cond: Simple, aliases: frozenset[str]) -> frozenset[str]:
+    """The join aliases (of ``aliases``) a condition's refs read; a negated join's own alias is its own."""
+    if isinstance(cond, Not):
+        inner = cond.inner
+        if isinstance(inner, ItemCond):
+            return _aliases_read(inner, aliases - {inner.alias})
+        return _aliases_read(inner, aliases)
+    tests = cond.tests if isinstance(cond, AttrCond) else [t for f in cond.where for t in f.tests]
+    found: set[str] = set()
+    for t in tests:
+        if isinstance(t.operand, Ref):
+            found |= t.operand.expr.heads & aliases
+    return frozenset(found)
+
+
+def scheduled(conditions: Sequence[Simple]) -> tuple[Simple, ...]:
+    """The same conditions in an order that prunes early and matches the same bindings in the same order:
+    the joins keep their order, and every other condition comes right after the last join whose item it
+    reads (before the first join when it reads none). A condition computes no value and raises nothing (a
+    ref that cannot be computed is a test that fails), so where it runs changes only how many
+    combinations are tried: a rule whose base joins four catalogs before the rule's own 'task: inference'
+    no longer tries every combination of them for a training run.
+    """
+    aliases = frozenset(c.alias for c in conditions if isinstance(c, ItemCond))
+    joins = [c for c in conditions if isinstance(c, ItemCond)]
+    slots: list[list[Simple]] = [[] for _ in range(len(joins) + 1)]
+    position = {j.alias: i + 1 for i, j in enumerate(joins)}
+    for c in conditions:
+        if isinstance(c, ItemCond):
+            continue
+        read = _aliases_read(c, aliases)
+        slots[max((position[a] for a in read), default=0)].append(c)
+    out: list[Simple] = list(slots[0])
+    for j, after in zip(joins, slots[1:], strict=True):
+        out.append(j)
+        out.extend(after)
+    return tuple(out)
+
+
 def matches(conditions: Sequence[Simple], env: Env, required: Sequence[str] = ()) -> Iterator[Mapping[str, Item]]:
     """Every binding of the joins' aliases to items under which all ``conditions`` hold, in
     catalog order; ``required`` attributes must have values (those the rule's expressions read).

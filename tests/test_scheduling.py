@@ -1,0 +1,85 @@
+"""Condition scheduling (``lang.semantics.scheduled``): the python backend tries a rule's conditions in an
+order that prunes early, and it must match exactly what the written order matches, in the same order."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine import Recommender
+from engine.backends import get_backend
+from engine.backends import python as P
+from engine.lang import semantics as S
+from engine.lang.ir import ItemCond
+
+
+def _checked(conditions, scheduled):
+    """The scheduled order is the written one's conditions, joins in their order, each other condition after
+    the join of every alias it reads, and one that reads none before every join."""
+    assert sorted(map(id, scheduled)) == sorted(map(id, conditions))
+    joins = [c for c in conditions if isinstance(c, ItemCond)]
+    assert [c for c in scheduled if isinstance(c, ItemCond)] == joins
+    aliases = frozenset(j.alias for j in joins)
+    at = {c.alias: i for i, c in enumerate(scheduled) if isinstance(c, ItemCond)}
+    for i, c in enumerate(scheduled):
+        if isinstance(c, ItemCond):
+            continue
+        read = S._aliases_read(c, aliases)
+        assert all(at[a] < i for a in read)
+        if not read:
+            assert all(i < j for j in at.values())
+
+
+def test_every_shipped_variant_is_scheduled_as_the_rule_says(rulebase):
+    moved = 0
+    for rule in rulebase.rules.values():
+        for v in rule.variants:
+            scheduled = S.scheduled(v.conditions)
+            _checked(v.conditions, scheduled)
+            moved += scheduled != tuple(v.conditions)
+    assert moved > 20  # the candidate rules' own conditions come after their bases' joins as written
+
+
+def test_a_condition_on_an_attribute_moves_before_the_joins_and_one_on_an_item_after_its_join(rulebase):
+    """gpu-candidate-tensor-parallel: 'task: inference' is written after the base's joins (card, platform, GPUs
+    a node, CPUs, DIMMs, drives, adapters) and is tried before any of them; the excluded-card test right after
+    the card."""
+    v = rulebase.rules["gpu-candidate-tensor-parallel"].variants[0]
+    scheduled = S.scheduled(v.conditions)
+    first_join = next(i for i, c in enumerate(scheduled) if isinstance(c, ItemCond))
+    written_first_join = next(i for i, c in enumerate(v.conditions) if isinstance(c, ItemCond))
+    task = next(c for c in v.conditions if getattr(c, "attribute", None) == "task")
+    assert list(v.conditions).index(task) > written_first_join and scheduled.index(task) < first_join
+
+
+EXAMPLES = [
+    "examples/cluster-llama2-70b-pretrain.yaml",
+    "examples/llama2-70b-chat.yaml",
+    "examples/serving-qwen2.5-7b-32-users.yaml",
+    "examples/owned-rtx3090-llama3-8b-lora.yaml",
+    "examples/vision-resnet50-imagenet-training.yaml",
+    "examples/light-inference-bert-t4.yaml",
+]
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_the_scheduled_order_matches_the_same_bindings_in_the_same_order(rulebase, monkeypatch, example):
+    """Every rule of every step of a run, matched both ways on the same values: the same item bindings."""
+    compared = []
+
+    def match(self, step):
+        env = S.Env(self._values, self._compiled.catalogs, {})
+        for rule in self._compiled.at.get(step, ()):
+            for v in rule.variants:
+                written = [{a: i.id for a, i in m.items()} for m in S.matches(v.conditions, env, v.required)]
+                ordered = [
+                    {a: i.id for a, i in m.items()} for m in S.matches(S.scheduled(v.conditions), env, v.required)
+                ]
+                assert ordered == written, (rule.id, v.index)
+                compared.append(len(written))
+        return original(self, step)
+
+    original = P.PythonSession.match
+    monkeypatch.setattr(P.PythonSession, "match", match)
+    with Recommender(rulebase=rulebase, backend=get_backend("python")) as rec:
+        rec.recommend(example)
+    assert len(compared) > 300 and sum(compared) > 50
