@@ -221,7 +221,11 @@ def run_local(
     finally:
         for future in inflight:
             future.cancel()
-        pool.shutdown(wait=False, cancel_futures=True)
+        # a pool with every case answered is idle, and is joined: left to end on its own, its manager thread
+        # could close its wake-up pipe before CPython 3.11's exit handler writes to it ("Exception ignored ...
+        # Bad file descriptor", seen once at the end of benchmarks/sweep.py); one the caller stopped reading
+        # mid-sweep is not waited for
+        pool.shutdown(wait=not inflight, cancel_futures=True)
 
 
 def _recover(
