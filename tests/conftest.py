@@ -74,9 +74,10 @@ def pytest_xdist_make_scheduler(config, log):
 # -- the default run and the slow tier over one space -------------------------------------------------------
 # Tests that hold one check over a whole space (the attack corpus, every MoE x engine x precision x market, every
 # owned card x task, ...): the default run takes every n-th of their cases, in collection order, and the slow tier
-# (CI's `pytest -m slow`, once) the rest, so that CI runs all of them and the default run meets every part of the
-# space. n is prime and divides no dimension's size, so that the cases taken cycle through every value of every
-# parameter rather than repeat one (a stride of 4 over markets x precisions would take one market only).
+# (CI's `pytest -m slow`, once) the rest, so that CI runs all of them. n is prime, so that over a product of
+# parameters the cases taken cycle through each parameter's values rather than repeat a few (a stride of 4 over
+# markets x precisions would take one market only): the default run meets every MoE, engine, precision and market,
+# every vision model, task and precision, and 36 of the 44 owned cards with each task.
 SAMPLED = {
     "tests/test_attacks.py::test_attack": 5,
     "tests/test_attacks.py::test_a_forked_case_ends_as_in_a_fresh_interpreter": 5,
