@@ -352,7 +352,8 @@ def _aliases_read(cond: Simple, aliases: frozenset[str]) -> frozenset[str]:
 def scheduled(conditions: Sequence[Simple]) -> tuple[Simple, ...]:
     """The same conditions in an order that prunes early and matches the same bindings in the same order:
     the joins keep their order, and every other condition comes right after the last join whose item it
-    reads (before the first join when it reads none). A condition computes no value and raises nothing (a
+    reads (before the first join when it reads none): only earlier, since a rule may read only the items
+    joined before a condition ("unknown name" at load). A condition computes no value and raises nothing (a
     ref that cannot be computed is a test that fails), so where it runs changes only how many
     combinations are tried: a rule whose base joins four catalogs before the rule's own 'task: inference'
     no longer tries every combination of them for a training run.
