@@ -212,6 +212,22 @@ def test_every_backend_and_worker_count_gives_the_same_summary_csv(tmp_path):
     assert len(set(out.values())) == 1, list(out)
 
 
+def test_both_rule_engine_backends_give_the_same_summary_csv(tmp_path, monkeypatch):
+    """GPUSIZER_BACKEND=python, which the README offers for a large sweep (the faster backend), writes the
+    summary durable-rules writes, byte for byte."""
+    spec = _small(tmp_path)
+    out = {}
+    for backend in ("durable", "python"):
+        monkeypatch.setenv("GPUSIZER_BACKEND", backend)
+        code, _, err = _sweep(spec, "-o", tmp_path / backend, "--workers", "0")
+        assert code == 0, (backend, err)
+        out[backend] = (tmp_path / backend / "summary.csv").read_bytes()
+    assert out["durable"] == out["python"] and out["python"].count(b"\n") > 4
+    from engine.sweep import worker
+
+    assert {rec.runner.backend.name for rec in worker._LOADED.values()} >= {"durable", "python"}
+
+
 def test_dask_on_a_local_cluster_of_two_workers_gives_the_same_summary_csv(tmp_path):
     pytest.importorskip("distributed", reason="the dask extra is not installed (pip install -e '.[test,serve,dask]')")
     spec = _small(tmp_path)

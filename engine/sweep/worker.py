@@ -48,7 +48,7 @@ class Task:
     display: str
 
 
-_LOADED: dict[tuple[tuple[str, ...], tuple[str, ...]], Any] = {}
+_LOADED: dict[tuple[tuple[str, ...], tuple[str, ...], str], Any] = {}
 
 
 def recommender(config: Config) -> Any:
@@ -57,7 +57,9 @@ def recommender(config: Config) -> Any:
     The cyclic collector pauses while the rulebase loads and what was loaded is then frozen out
     of its passes, as the command line does (``engine.cli.recommender``).
     """
-    loaded = (config.rules, config.knowledge)
+    # the rule engine backend as GPUSIZER_BACKEND names it now: a process that runs sweeps under both (the tests
+    # do) keeps one recommender for each
+    loaded = (config.rules, config.knowledge, os.environ.get("GPUSIZER_BACKEND") or "durable")
     rec = _LOADED.get(loaded)
     if rec is None:
         from ..api import Recommender
