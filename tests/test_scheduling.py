@@ -23,7 +23,7 @@ def _checked(conditions, scheduled):
     for i, c in enumerate(scheduled):
         if isinstance(c, ItemCond):
             continue
-        read = S._aliases_read(c, aliases)
+        read = S.aliases_read(c, aliases)
         assert all(at[a] < i for a in read)
         if not read:
             assert all(i < j for j in at.values())

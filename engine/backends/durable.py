@@ -506,11 +506,7 @@ def _one_catalog_twice(v: Variant) -> bool:
 
 def _reads_items(cond: Simple, aliases: Mapping[str, str]) -> bool:
     """The condition is a join, or reads a joined item's field."""
-    if isinstance(cond, ItemCond):
-        return True
-    inner = cond.inner if isinstance(cond, Not) else cond
-    tests = [t for f in inner.where for t in f.tests] if isinstance(inner, ItemCond) else list(inner.tests)
-    return any(isinstance(t.operand, Ref) and t.operand.reads(aliases) for t in tests)
+    return isinstance(cond, ItemCond) or bool(S.aliases_read(cond, frozenset(aliases)))
 
 
 def _without_joins(translator: _Translator, v: Variant) -> _Plan:

@@ -334,13 +334,13 @@ def holds(cond: Simple, env: Env) -> bool:
     raise TypeError("a positive item join is matched, not tested")  # pragma: no cover
 
 
-def _aliases_read(cond: Simple, aliases: frozenset[str]) -> frozenset[str]:
+def aliases_read(cond: Simple, aliases: frozenset[str]) -> frozenset[str]:
     """The join aliases (of ``aliases``) a condition's refs read; a negated join's own alias is its own."""
     if isinstance(cond, Not):
         inner = cond.inner
         if isinstance(inner, ItemCond):
-            return _aliases_read(inner, aliases - {inner.alias})
-        return _aliases_read(inner, aliases)
+            return aliases_read(inner, aliases - {inner.alias})
+        return aliases_read(inner, aliases)
     tests = cond.tests if isinstance(cond, AttrCond) else [t for f in cond.where for t in f.tests]
     found: set[str] = set()
     for t in tests:
@@ -365,7 +365,7 @@ def scheduled(conditions: Sequence[Simple]) -> tuple[Simple, ...]:
     for c in conditions:
         if isinstance(c, ItemCond):
             continue
-        read = _aliases_read(c, aliases)
+        read = aliases_read(c, aliases)
         slots[max((position[a] for a in read), default=0)].append(c)
     out: list[Simple] = list(slots[0])
     for j, after in zip(joins, slots[1:], strict=True):
