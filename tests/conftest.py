@@ -89,11 +89,6 @@ SAMPLED = {
 }
 
 
-def sampled_out(nodeids: list[str], every: int) -> list[bool]:
-    """Which of one function's cases (in collection order) the default run leaves to the slow tier."""
-    return [i % every != 0 for i in range(len(nodeids))]
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Mark the cases of SAMPLED that the default run leaves out ``slow`` (before ``-m`` selects); a case named
@@ -105,8 +100,8 @@ def pytest_collection_modifyitems(config, items):
         if function in SAMPLED and "slow" not in item.keywords and item.nodeid not in named:
             groups.setdefault(function, []).append(item)
     for function, members in groups.items():
-        for item, out in zip(members, sampled_out([i.nodeid for i in members], SAMPLED[function]), strict=True):
-            if out:
+        for i, item in enumerate(members):
+            if i % SAMPLED[function]:
                 item.add_marker(pytest.mark.slow)
 
 
