@@ -248,11 +248,7 @@ def pairs() -> Iterator[Case]:
     """
     vals = values()
     rest = {d: vals[d] for d in DIMENSIONS if d != "precision"}
-    rows = covering_rows(rest)
-    for (i, m), (j, t) in itertools.product(enumerate(vals["model"]), enumerate(vals["task"])):
-        scenario = vals["scenario"][(i + j) % len(vals["scenario"])]
-        market = vals["market"][(i // len(vals["scenario"]) + j) % len(vals["market"])]
-        rows.append({"model": m, "task": t, "scenario": scenario, "market": market, "gpu": AUTO})
+    rows = covering_rows(rest) + [row for _, _, row in _model_task(vals)]
     seen: set[tuple[str, ...]] = set()
     turns: dict[str, int] = {}
     for row in rows:
@@ -267,16 +263,22 @@ def pairs() -> Iterator[Case]:
             yield make_case({**row, "precision": p}, turn)
 
 
+def _model_task(vals: Mapping[str, Sequence[str]]) -> Iterator[tuple[int, int, dict[str, str]]]:
+    """Every model with every task on the tool's choice of GPUs, scenarios and markets in turn: the model's
+    index, the task's and the row (without a precision)."""
+    for (i, m), (j, t) in itertools.product(enumerate(vals["model"]), enumerate(vals["task"])):
+        scenario = vals["scenario"][(i + j) % len(vals["scenario"])]
+        market = vals["market"][(i // len(vals["scenario"]) + j) % len(vals["market"])]
+        yield i, j, {"model": m, "task": t, "scenario": scenario, "market": market, "gpu": AUTO}
+
+
 def _auto_rows(vals: Mapping[str, Sequence[str]]) -> list[dict[str, str]]:
     """Every model with every task on the tool's choice of GPUs (precisions in turn), and for each model one
     task at every precision, so that the quantization invariant has a triple of every model."""
     rows = []
     tasks_ = vals["task"]
-    for (i, m), (j, t) in itertools.product(enumerate(vals["model"]), enumerate(tasks_)):
-        scenario = vals["scenario"][(i + j) % len(vals["scenario"])]
-        market = vals["market"][(i // len(vals["scenario"]) + j) % len(vals["market"])]
-        auto = {"model": m, "task": t, "scenario": scenario, "market": market, "gpu": AUTO}
-        if t == tasks_[i % len(tasks_)]:  # this model's triple
+    for i, j, auto in _model_task(vals):
+        if auto["task"] == tasks_[i % len(tasks_)]:  # this model's triple
             rows.extend({**auto, "precision": p} for p in PRECISIONS)
         else:
             rows.append({**auto, "precision": PRECISIONS[(i + j) % len(PRECISIONS)]})
