@@ -11,8 +11,9 @@ a list.
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from graphlib import CycleError, TopologicalSorter
 from operator import itemgetter
@@ -81,6 +82,11 @@ class Frame:
     items: tuple[tuple[str, int], ...]  # alias -> slot (the item)
     lets: tuple[tuple[str, int], ...]  # let -> slot (its value), in dependency order
 
+    @functools.cached_property
+    def let_slots(self) -> dict[str, int]:
+        """Let -> slot, as a mapping (in dependency order); made once, shared by every firing."""
+        return dict(self.lets)
+
     def fill(self, attrs: Mapping[str, Any], items: Mapping[str, Any], lets: Mapping[str, Any]) -> list[Any]:
         """A frame from values by name (the lets that are given; the others stay None)."""
         frame: list[Any] = [None] * self.size
@@ -101,6 +107,16 @@ class LetGroup:
     lets: tuple[tuple[int, Getter], ...]  # each let's frame slot and getter, in PlannedRule.lets' order
     item_slots: tuple[int, ...]  # the frame slots of the items they read
     shared: bool  # they read fewer items than every firing binds: computed once for those items
+    # the slots [start, stop) the lets take when they are neighbours in their order (the planner numbers
+    # them so), for copying their values in one step; None otherwise
+    span: tuple[int, int] | None = None
+
+    def key(self, frame: list[Any]) -> Any:
+        """What tells the firings that share the group's values apart: the identities of the items it reads."""
+        slots = self.item_slots
+        if len(slots) == 1:
+            return id(frame[slots[0]])
+        return tuple([id(frame[i]) for i in slots])
 
 
 @dataclass(frozen=True)
@@ -211,12 +227,10 @@ class _Resolver:
             i = self.slots[key] = len(self.slots)
         return i
 
-    def frame(self) -> Frame:
-        """The frame layout of what the rule's getters were bound to read."""
-        by = {
-            k: tuple((name, i) for (kind, name), i in self.slots.items() if kind == k) for k in ("attr", "item", "let")
-        }
-        return Frame(len(self.slots), by["attr"], by["item"], by["let"])
+    def frame(self, lets: Sequence[str]) -> Frame:
+        """The frame layout of what the rule's getters were bound to read (``lets`` in dependency order)."""
+        by = {k: tuple((name, i) for (kind, name), i in self.slots.items() if kind == k) for k in ("attr", "item")}
+        return Frame(len(self.slots), by["attr"], by["item"], tuple((n, self.slots["let", n]) for n in lets))
 
     def attribute(self, name: str, span: Span) -> Attribute:
         attr = self.attributes.get(name)
@@ -772,9 +786,14 @@ def _plan(r: _Resolver, rule: Rule) -> PlannedRule:
         if x.name in common or x.name in r.attributes:
             raise _Fault(x.span, f"let name '{x.name}' hides an attribute or alias", "pick another name")
         let_names[x.name] = True
-        r.slot("let", x.name)  # every let has a slot, read or not (explain shows them all)
     expr_reads: set[str] = set()
     expanded = [r.expand(x.value, x.span, common) for x in lets_order]
+    # every let has a slot, read or not (explain shows them all); the lets of one group (_let_groups) take
+    # neighbouring slots, so that a firing copies a group's values computed for its items in one step
+    members = _let_members(lets_order, expanded, common)
+    for group in members.values():
+        for i in group:
+            r.slot("let", lets_order[i].name)
     lets = tuple(
         (x.name, r.bind(value, x.span, common, let_names, expr_reads, x.value))
         for x, value in zip(lets_order, expanded, strict=True)
@@ -799,39 +818,52 @@ def _plan(r: _Resolver, rule: Rule) -> PlannedRule:
         outputs=outputs,
         when=when,
         calls=calls,
-        frame=r.frame(),
-        let_groups=_let_groups(r, lets, expanded, common),
+        frame=r.frame([x.name for x in lets_order]),
+        let_groups=_let_groups(r, lets, members, frozenset(common)),
     )
 
 
-def _let_groups(
-    r: _Resolver, lets: tuple[tuple[str, Getter], ...], values: list[Computed], aliases: Mapping[str, str]
-) -> tuple[LetGroup, ...]:
-    """The lets grouped by the items each reads, itself or through the lets it reads (``lets``
-    and their expanded ``values`` in dependency order). A group reading a subset of another's
-    items comes first, so the groups run in order see every let they read already computed.
+def _let_members(
+    lets: Sequence[Let], values: Sequence[Computed], aliases: Mapping[str, str]
+) -> dict[frozenset[str], list[int]]:
+    """The lets (in dependency order, with their expanded ``values``) grouped by the items each reads,
+    itself or through the lets it reads: items -> the lets' indices, in order. A group reading a
+    subset of another's items comes first, so the groups run in order see every let they read
+    already computed.
     """
-    names = [name for name, _ in lets]
     reads: dict[str, frozenset[str]] = {}
-    for name, value in zip(names, values, strict=True):
+    for x, value in zip(lets, values, strict=True):
         heads = value.heads
         found = set(heads & set(aliases))
         for h in heads & set(reads):
             found |= reads[h]
-        reads[name] = frozenset(found)
+        reads[x.name] = frozenset(found)
     groups: dict[frozenset[str], list[int]] = {}
-    for i, name in enumerate(names):
-        groups.setdefault(reads[name], []).append(i)
-    every = frozenset(aliases)
-    ordered = sorted(groups.items(), key=lambda kv: (len(kv[0]), kv[1][0]))
-    return tuple(
-        LetGroup(
-            tuple((r.slot("let", names[i]), lets[i][1]) for i in members),
-            tuple(sorted(r.slot("item", a) for a in read)),
-            read != every,
+    for i, x in enumerate(lets):
+        groups.setdefault(reads[x.name], []).append(i)
+    return dict(sorted(groups.items(), key=lambda kv: (len(kv[0]), kv[1][0])))
+
+
+def _let_groups(
+    r: _Resolver,
+    lets: tuple[tuple[str, Getter], ...],
+    members: Mapping[frozenset[str], list[int]],
+    every: frozenset[str],
+) -> tuple[LetGroup, ...]:
+    """The groups of ``_let_members``, bound: each let's slot and getter, the slots of the items read."""
+    out = []
+    for read, group in members.items():
+        slots = [r.slot("let", lets[i][0]) for i in group]
+        span = (slots[0], slots[-1] + 1) if slots == list(range(slots[0], slots[-1] + 1)) else None
+        out.append(
+            LetGroup(
+                tuple((slot, lets[i][1]) for slot, i in zip(slots, group, strict=True)),
+                tuple(sorted(r.slot("item", a) for a in read)),
+                read != every,
+                span,
+            )
         )
-        for read, members in ordered
-    )
+    return tuple(out)
 
 
 def _expanded_conclusion(r: _Resolver, c: Conclusion, aliases: Mapping[str, str]) -> Conclusion:

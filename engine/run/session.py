@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -37,6 +37,30 @@ class Firing:
     items: Mapping[str, tuple[str, str]]  # alias -> (catalog, id)
     lets: Mapping[str, Any]
     outputs: Mapping[str, Any]  # attribute -> value contributed
+
+
+class _FrameLets(Mapping[str, Any]):
+    """A firing's lets, read from its frame when asked for: most firings of a run are never explained,
+    and a rule such as a serving plan has a hundred lets (a dict of them cost a tenth of the firing).
+    """
+
+    __slots__ = ("_frame", "_slots")
+
+    def __init__(self, frame: list[Any], slots: Mapping[str, int]) -> None:
+        self._frame = frame
+        self._slots = slots
+
+    def __getitem__(self, name: str) -> Any:
+        return self._frame[self._slots[name]]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._slots)
+
+    def __len__(self) -> int:
+        return len(self._slots)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
 
 
 @dataclass(frozen=True)
@@ -213,6 +237,9 @@ class _Run:
         self._items_keys: dict[int, str] = {}  # canonical(firing.items) by firing index, once asked for
         # a let group (by id: the rulebase holds it) -> the ids of the items it reads -> its values (_lets)
         self.memo: dict[int, dict[Any, list[Any]]] = {}
+        # a rule and its variant's required attributes (by ids: the rulebase holds both) -> the rule's frame
+        # with the attribute values filled in, and the values of those attributes (fire)
+        self.read: dict[tuple[int, int], tuple[list[Any], dict[str, Any]]] = {}
 
     def set(self, name: str, value: Any) -> None:
         if value is S.ABSENT:
@@ -221,12 +248,20 @@ class _Run:
             self.values[name] = value
 
     def fire(self, rule: PlannedRule, required: tuple[str, ...], items: dict[str, Item]) -> None:
-        values = self.values
-        attrs = {name: values[name] for name in required}
+        # what a rule reads of the attributes is the same in each of its firings: a rule fires at one
+        # stratum and reads only what earlier strata made final (its frame with them, and the values
+        # its variant requires, are made at its first firing in the run and shared by the others)
+        at = (id(rule), id(required))
+        known = self.read.get(at)
+        if known is None:
+            values = self.values
+            template: list[Any] = [None] * rule.frame.size
+            for name, i in rule.frame.attrs:
+                template[i] = values[name]
+            known = self.read[at] = (template, {name: values[name] for name in required})
+        template, attrs = known
         layout = rule.frame
-        frame: list[Any] = [None] * layout.size
-        for name, i in layout.attrs:
-            frame[i] = values[name]
+        frame = template.copy()
         for alias, i in layout.items:
             frame[i] = items[alias]
         try:
@@ -244,7 +279,7 @@ class _Run:
         except (ArithmeticError, TypeError, ValueError, KeyError, RecursionError, MemoryError) as exc:
             self.errors.append(rule_error(rule, f"while firing: {type(exc).__name__}: {exc}", items=items))
             return
-        lets = {name: frame[i] for name, i in layout.lets}
+        lets = _FrameLets(frame, layout.let_slots)
         item_ids = {a: (i.catalog, i.id) for a, i in items.items()}
         # two alternatives of one rule ('any') can both hold: the same conclusion from the same
         # items is one firing, not two (a 'sum' attribute would otherwise count it twice). Equal
@@ -280,15 +315,18 @@ class _Run:
                 for i, let in group.lets:
                     frame[i] = let(frame)
                 continue
-            slots = group.item_slots
-            key: Any = id(frame[slots[0]]) if len(slots) == 1 else tuple([id(frame[s]) for s in slots])
+            key = group.key(frame)
             known = memo.get(id(group))
             if known is None:
                 known = memo[id(group)] = {}
             values = known.get(key)
             if values is not None:
-                for (i, _), v in zip(group.lets, values, strict=True):
-                    frame[i] = v
+                span = group.span
+                if span is not None:
+                    frame[span[0] : span[1]] = values
+                else:
+                    for (i, _), v in zip(group.lets, values, strict=True):
+                        frame[i] = v
                 continue
             computed = []
             for i, let in group.lets:
