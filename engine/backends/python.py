@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..lang import semantics as S
-from ..lang.ir import Simple
+from ..lang.ir import ItemCond, Simple
 from ..plan.resolve import PlannedRule
 from ..plan.rulebase import Rulebase
 from .base import Match
@@ -31,9 +31,23 @@ class PythonSession:
         """Every match of the rules scheduled at ``step``."""
         env = S.Env(self._values, self._compiled.catalogs, {})
         out = []
+        # what a condition that reads no item says is the same in every variant that has it (the variants of
+        # an 'any' share their other conditions, a rule's those of its base): asked once a step
+        known: dict[int, bool] = {}
         for rule in self._compiled.at.get(step, ()):
             for v in rule.variants:
-                for items in S.matches(self._compiled.conditions[rule.id, v.index], env, v.required):
+                first, rest = self._compiled.conditions[rule.id, v.index]
+                holds = True
+                for c in first:
+                    said = known.get(id(c))
+                    if said is None:
+                        said = known[id(c)] = S.holds(c, env)
+                    if not said:
+                        holds = False
+                        break
+                if not holds:
+                    continue
+                for items in S.matches(rest, env, v.required):
                     out.append(Match(rule.id, v.index, tuple((a, items[a].id) for a, _ in v.items)))
         return out
 
@@ -48,12 +62,15 @@ class PythonCompiled:
     def __init__(self, rulebase: Rulebase, schedule: Mapping[str, int]) -> None:
         self.catalogs = rulebase.catalogs
         self.at: dict[int, list[PlannedRule]] = {}
-        # each variant's conditions in the order that prunes first (S.scheduled: the same matches)
-        self.conditions: dict[tuple[str, int], tuple[Simple, ...]] = {}
+        # each variant's conditions in the order that prunes first (S.scheduled: the same matches), as those
+        # before its first join (they read no item) and the rest
+        self.conditions: dict[tuple[str, int], tuple[tuple[Simple, ...], tuple[Simple, ...]]] = {}
         for rid, rule in rulebase.rules.items():
             self.at.setdefault(schedule[rid], []).append(rule)
             for v in rule.variants:
-                self.conditions[rid, v.index] = S.scheduled(v.conditions)
+                ordered = S.scheduled(v.conditions)
+                cut = next((i for i, c in enumerate(ordered) if isinstance(c, ItemCond)), len(ordered))
+                self.conditions[rid, v.index] = (ordered[:cut], ordered[cut:])
 
     def open(self) -> PythonSession:
         """A session for one workload."""
