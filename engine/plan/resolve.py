@@ -217,6 +217,7 @@ class _Resolver:
         self.first_words = first_words if first_words is not None else first_words_of(attributes)
         self.formulas = formulas or {}
         self.lists: frozenset[str] = frozenset()  # aliases of the lists the rule ranges over (each)
+        self._expanders: tuple[Expander, dict[str, frozenset[str]]] | None = None  # _condition_expander
         self.slots: dict[tuple[str, str], int] = {}  # (attr|item|let, name) -> slot of the frame
 
     def slot(self, kind: str, name: str) -> int:
@@ -462,12 +463,13 @@ class _Resolver:
                     f"a condition reads let '{name}', which is a text template",
                     "a condition compares values: compute the value in a let of its own (without {...})",
                 )
-        exprs = {n: x.value for n, x in lets.items() if isinstance(x.value, X.Expr)}
-        expander = Expander(self.formulas, joined, exprs, self.lists)
+        expander, needed = self._condition_expander(lets, joined)
         try:
             expanded = expander.expr(expr)
             for name in read:  # which items each let read here needs
-                needs = expander.tree(name, exprs[name].tree.body).names
+                needs = needed.get(name)
+                if needs is None:
+                    needs = needed[name] = expander.tree(name, expander.lets[name].tree.body).names
                 late = sorted(n for n in needs if n.split(".")[0] in joined and n.split(".")[0] not in visible)
                 if late:
                     alias = late[0].split(".")[0]
@@ -481,6 +483,17 @@ class _Resolver:
         except X.ExprError as exc:
             raise _Fault(t.span, f"in ref: {exc.message}", exc.help) from None
         return Test(t.op, Ref(expanded), t.span)
+
+    def _condition_expander(
+        self, lets: Mapping[str, Let], joined: Mapping[str, str]
+    ) -> tuple[Expander, dict[str, frozenset[str]]]:
+        """One expander for all the rule's conditions (it expands each let once), with the names each
+        let reads once expanded (filled in as asked for).
+        """
+        if self._expanders is None:
+            exprs = {n: x.value for n, x in lets.items() if isinstance(x.value, X.Expr)}
+            self._expanders = (Expander(self.formulas, joined, exprs, self.lists), {})
+        return self._expanders
 
     def expand(self, value: Computed, span: Span, aliases: Mapping[str, str]) -> Computed:
         """A let's or conclusion's value with its formula calls expanded."""
