@@ -735,11 +735,29 @@ class _Compiler:
     def __init__(self, resolve: Resolver, tables: CatalogTable | None = None) -> None:
         self.resolve = resolve
         self.tables = tables
+        self._literal: dict[int, bool] = {}  # id(node) -> literal(node), for the tree being compiled
+
+    def literal(self, node: ast.AST) -> bool:
+        """The tree reads no name (only literals and true/false/null) and builds no list: its value is
+        known when compiled. Asked of each node once: operators are compiled after their operands, and
+        walking each operator's whole subtree again made compiling a long expression quadratic.
+        """
+        known = self._literal.get(id(node))
+        if known is None:
+            if isinstance(node, ast.Name):
+                known = node.id in WORDS
+            elif isinstance(node, (ast.Attribute, ast.List, ast.Tuple)):
+                known = False
+            else:
+                known = all(self.literal(child) for child in ast.iter_child_nodes(node))
+            self._literal[id(node)] = known
+        return known
 
     def compile(self, node: ast.AST) -> Getter:
         method: Callable[[ast.AST], Getter] = getattr(self, "c_" + type(node).__name__)
         getter = method(node)
-        if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Call)) and _literal(node):
+        operator = isinstance(node, (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Call))
+        if operator and self.literal(node):
             return _folded(getter)
         return getter
 
@@ -1014,19 +1032,6 @@ def _compare(kind: Any, a: Any, b: Any) -> bool:
         return bool(_CMPOPS[kind](a, b))
     except TypeError:
         raise ExprError(f"cannot compare {a!r} with {b!r}") from None
-
-
-def _literal(node: ast.AST) -> bool:
-    """The tree reads no name (only literals and true/false/null) and builds no list: its value is
-    known when compiled. (Operands are compiled first, so a literal operand is already folded; this
-    looks at the whole small tree again, which only the operators of literal trees reach often.)
-    """
-    for n in ast.walk(node):
-        if isinstance(n, ast.Name) and n.id not in WORDS:
-            return False
-        if isinstance(n, (ast.Attribute, ast.List, ast.Tuple)):
-            return False
-    return True
 
 
 def _folded(getter: Getter) -> Getter:
