@@ -112,7 +112,7 @@ class Result:
                 stratum=f.stratum,
                 sources=[s.as_dict() for s in rule.sources],
                 file=rule.file,
-                lets=dict(f.lets),
+                lets=f.lets_dict(),
                 outputs=dict(f.outputs),
             )
             for attr, value in f.attrs.items():
@@ -198,7 +198,7 @@ class Result:
                     "priority": rule.priority,
                     "inputs": {k: v for k, v in sorted(f.attrs.items())},
                     "items": {al: {"catalog": cat, "id": iid} for al, (cat, iid) in sorted(f.items.items())},
-                    "lets": dict(f.lets),
+                    "lets": f.lets_dict(),
                 }
             )
             if formulas and planned.calls:

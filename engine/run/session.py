@@ -38,17 +38,23 @@ class Firing:
     lets: Mapping[str, Any]
     outputs: Mapping[str, Any]  # attribute -> value contributed
 
+    def lets_dict(self) -> dict[str, Any]:
+        """The lets as a dict of their own (in dependency order)."""
+        lets = self.lets
+        return lets.as_dict() if isinstance(lets, _FrameLets) else dict(lets)
+
 
 class _FrameLets(Mapping[str, Any]):
     """A firing's lets, read from its frame when asked for: most firings of a run are never explained,
     and a rule such as a serving plan has a hundred lets (a dict of them cost a tenth of the firing).
     """
 
-    __slots__ = ("_frame", "_slots")
+    __slots__ = ("_dict", "_frame", "_slots")
 
     def __init__(self, frame: list[Any], slots: Mapping[str, int]) -> None:
         self._frame = frame
         self._slots = slots
+        self._dict: dict[str, Any] | None = None
 
     def __getitem__(self, name: str) -> Any:
         return self._frame[self._slots[name]]
@@ -60,7 +66,17 @@ class _FrameLets(Mapping[str, Any]):
         return len(self._slots)
 
     def __repr__(self) -> str:
-        return repr(dict(self))
+        return repr(self.as_dict())
+
+    def as_dict(self) -> dict[str, Any]:
+        """The lets as a dict of their own (``dict(lets)`` would call ``__getitem__`` once a let); made
+        once, copied for each caller.
+        """
+        made = self._dict
+        if made is None:
+            frame = self._frame
+            made = self._dict = {name: frame[i] for name, i in self._slots.items()}
+        return made.copy()
 
 
 @dataclass(frozen=True)
