@@ -310,3 +310,18 @@ source: {doc: test}
     for f in r.outcome.firings:
         p, q = f.items["p"][1], f.items["q"][1]
         assert f.lets == {"both": sizes[p] * 2 + sizes[q], "p_size": sizes[p] * 2, "base": 3, "q_size": sizes[q] + 3}
+        # explained in dependency order (base before q_size, p_size before both), whatever slots the groups took
+        assert list(f.lets_dict()) == [n for n, _ in rec.rulebase.rules["pairs"].lets] == list(f.lets)
+        assert f.lets_dict() == f.lets
+    # each group's lets take neighbouring slots, so that a firing copies a group's values in one slice
+    assert all(g.span == (g.lets[0][0], g.lets[-1][0] + 1) for g in groups)
+
+
+def test_every_shipped_let_group_takes_neighbouring_slots_and_lets_keep_their_order(rulebase):
+    """The planner numbers each group's lets as neighbours (a firing copies a group's values in one slice); the
+    frame still lists the lets in dependency order, which explain shows."""
+    for rule in rulebase.rules.values():
+        assert [n for n, _ in rule.frame.lets] == [n for n, _ in rule.lets], rule.id
+        for g in rule.let_groups:
+            slots = [i for i, _ in g.lets]
+            assert g.span == (slots[0], slots[-1] + 1) and slots == list(range(*g.span)), rule.id
