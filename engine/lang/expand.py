@@ -75,7 +75,11 @@ class Expander:
         return Expr(source, names_of(tree), ast.Expression(body=tree))
 
     def let(self, name: str, col: int) -> ast.expr:
-        """A let's expression, expanded (the lets and formulas it reads too)."""
+        """A let's expression, expanded (the lets and formulas it reads too): one tree, shared by every
+        expression that reads the let. Expanding never changes a tree it has not copied itself (``tree``
+        and a formula's body start from a copy, and a visit does not enter the tree that replaces a
+        name), and compiling only reads one.
+        """
         done = self._lets_done.get(name)
         if done is None:
             if name in self._expanding:
@@ -86,7 +90,7 @@ class Expander:
             finally:
                 self._expanding.discard(name)
             self._lets_done[name] = done
-        return clone(done)
+        return done
 
 
 class _Arg:
