@@ -107,9 +107,9 @@ class LetGroup:
     lets: tuple[tuple[int, Getter], ...]  # each let's frame slot and getter, in PlannedRule.lets' order
     item_slots: tuple[int, ...]  # the frame slots of the items they read
     shared: bool  # they read fewer items than every firing binds: computed once for those items
-    # the slots [start, stop) the lets take when they are neighbours in their order (the planner numbers
-    # them so), for copying their values in one step; None otherwise
-    span: tuple[int, int] | None = None
+    # the slots [start, stop) the lets take: the planner numbers a group's lets as neighbours, so that a
+    # firing copies the values computed for its items in one step
+    span: tuple[int, int]
 
     def key(self, frame: list[Any]) -> Any:
         """What tells the firings that share the group's values apart: the identities of the items it reads."""
@@ -217,7 +217,8 @@ class _Resolver:
         self.first_words = first_words if first_words is not None else first_words_of(attributes)
         self.formulas = formulas or {}
         self.lists: frozenset[str] = frozenset()  # aliases of the lists the rule ranges over (each)
-        self._expanders: tuple[Expander, dict[str, frozenset[str]]] | None = None  # _condition_expander
+        self._expander = Expander(self.formulas)  # the conditions' (expanded_when)
+        self._let_needs: dict[str, frozenset[str]] = {}
         self.slots: dict[tuple[str, str], int] = {}  # (attr|item|let, name) -> slot of the frame
 
     def slot(self, kind: str, name: str) -> int:
@@ -407,6 +408,11 @@ class _Resolver:
                 joined.setdefault(inner.alias, inner.catalog)
         self.lists = frozenset(a for a, c in joined.items() if c.startswith(LIST_PREFIX))
         lets = {x.name: x for x in rule.lets}
+        # one expander for all the conditions (it expands each let once), and the names each let reads once
+        # expanded (filled in as _test asks)
+        exprs = {n: x.value for n, x in lets.items() if isinstance(x.value, X.Expr)}
+        self._expander = Expander(self.formulas, joined, exprs, self.lists)
+        self._let_needs = {}
         out: list[Condition] = []
         bound: dict[str, str] = {}
         for cond in rule.when:
@@ -463,7 +469,7 @@ class _Resolver:
                     f"a condition reads let '{name}', which is a text template",
                     "a condition compares values: compute the value in a let of its own (without {...})",
                 )
-        expander, needed = self._condition_expander(lets, joined)
+        expander, needed = self._expander, self._let_needs
         try:
             expanded = expander.expr(expr)
             for name in read:  # which items each let read here needs
@@ -483,17 +489,6 @@ class _Resolver:
         except X.ExprError as exc:
             raise _Fault(t.span, f"in ref: {exc.message}", exc.help) from None
         return Test(t.op, Ref(expanded), t.span)
-
-    def _condition_expander(
-        self, lets: Mapping[str, Let], joined: Mapping[str, str]
-    ) -> tuple[Expander, dict[str, frozenset[str]]]:
-        """One expander for all the rule's conditions (it expands each let once), with the names each
-        let reads once expanded (filled in as asked for).
-        """
-        if self._expanders is None:
-            exprs = {n: x.value for n, x in lets.items() if isinstance(x.value, X.Expr)}
-            self._expanders = (Expander(self.formulas, joined, exprs, self.lists), {})
-        return self._expanders
 
     def expand(self, value: Computed, span: Span, aliases: Mapping[str, str]) -> Computed:
         """A let's or conclusion's value with its formula calls expanded."""
@@ -867,7 +862,8 @@ def _let_groups(
     out = []
     for read, group in members.items():
         slots = [r.slot("let", lets[i][0]) for i in group]
-        span = (slots[0], slots[-1] + 1) if slots == list(range(slots[0], slots[-1] + 1)) else None
+        span = (slots[0], slots[-1] + 1)
+        assert slots == list(range(*span)), "_plan numbers a group's lets as neighbours"
         out.append(
             LetGroup(
                 tuple((slot, lets[i][1]) for slot, i in zip(slots, group, strict=True)),

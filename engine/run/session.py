@@ -337,12 +337,8 @@ class _Run:
                 known = memo[id(group)] = {}
             values = known.get(key)
             if values is not None:
-                span = group.span
-                if span is not None:
-                    frame[span[0] : span[1]] = values
-                else:
-                    for (i, _), v in zip(group.lets, values, strict=True):
-                        frame[i] = v
+                start, stop = group.span
+                frame[start:stop] = values
                 continue
             computed = []
             for i, let in group.lets:
