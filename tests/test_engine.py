@@ -407,3 +407,51 @@ def test_a_rule_engine_that_cannot_load_is_a_clear_error(monkeypatch, error, say
     code, out, err = run_cli(["recommend", "examples/llama2-70b-chat.yaml"], shared=False)
     assert code == 69 and out == ""
     assert says in err and "help: " in err and "Traceback" not in err
+
+
+def test_a_rulebase_is_planned_again_only_when_what_it_is_read_from_changes(tmp_path, monkeypatch):
+    """load_rulebase reads every file each time and returns the rulebase already planned from the same
+    bytes of the same directories under the same limits, while it is held: any change plans anew."""
+    import gc
+
+    from conformance.conftest import hit, write_rulebase
+    from engine.plan import rulebase as planned
+
+    rules, knowledge = write_rulebase(tmp_path / "a", {"r1": hit("r1", "  - x: {gt: 1}")})
+    first = load_rulebase([rules], [knowledge])
+    assert load_rulebase([rules], [knowledge]) is first
+
+    # one byte of one rule
+    victim = rules / "t" / "r1.yaml"
+    text = victim.read_text(encoding="utf-8")
+    victim.write_text(text.replace("x: {gt: 1}", "x: {gt: 2}"), encoding="utf-8")
+    changed = load_rulebase([rules], [knowledge])
+    assert changed is not first and changed.sha256 != first.sha256
+    victim.write_text(text, encoding="utf-8")
+    assert load_rulebase([rules], [knowledge]) is first
+
+    # a file added, the same files under other directories, another limit
+    (rules / "t" / "r2.yaml").write_text(hit("r2", "  - x: {gt: 3}"), encoding="utf-8")
+    assert set(load_rulebase([rules], [knowledge]).rules) == {"r1", "r2"}
+    (rules / "t" / "r2.yaml").unlink()
+    rules_b, knowledge_b = write_rulebase(tmp_path / "b", {"r1": hit("r1", "  - x: {gt: 1}")})
+    elsewhere = load_rulebase([rules_b], [knowledge_b])
+    assert elsewhere is not first and elsewhere.rule_dirs == (rules_b,) and elsewhere.sha256 == first.sha256
+    monkeypatch.setenv("GPUSIZER_MAX_NODES", "2000000")
+    assert load_rulebase([rules], [knowledge]) is not first
+    monkeypatch.delenv("GPUSIZER_MAX_NODES")
+
+    # a broken file is reported every time, never answered from what was held
+    victim.write_text(text + "  - [unclosed\n", encoding="utf-8")
+    for _ in range(2):
+        with pytest.raises(InputError, match=r"r1\.yaml"):
+            load_rulebase([rules], [knowledge])
+    victim.write_text(text, encoding="utf-8")
+    assert load_rulebase([rules], [knowledge]) is first
+
+    # nothing is kept once no one holds it
+    sha = first.sha256
+    del first, changed, elsewhere
+    gc.collect()
+    assert all(rb.rule_dirs != (rules,) for rb in planned._HELD.values())
+    assert load_rulebase([rules], [knowledge]).sha256 == sha

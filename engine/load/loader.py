@@ -142,11 +142,37 @@ def overlay_files(
     return out
 
 
-def load_rulebase_files(
+@dataclass(frozen=True)
+class Read:
+    """The rule and knowledge directories' files, read but not yet parsed (``read_rulebase_files``)."""
+
+    rule_dirs: tuple[Path, ...]
+    knowledge_dirs: tuple[Path, ...]
+    reader: _Reader
+
+    def fingerprint(self) -> str | None:
+        """A digest of everything a load's result depends on: the directories as given (a rulebase
+        keeps them), each file's shown name and bytes, and the limits the environment sets; None
+        when a file could not be read (the load reports it).
+        """
+        if self.reader.errors:
+            return None
+        digest = hashlib.sha256()
+        dirs = [str(d) for d in self.rule_dirs] + ["\0"] + [str(d) for d in self.knowledge_dirs]
+        digest.update(repr((dirs, limits())).encode())
+        for key in sorted(self.reader.raw):
+            raw = self.reader.raw[key]
+            digest.update(f"\n{key}\0{len(raw)}\0".encode())
+            digest.update(raw)
+        return digest.hexdigest()
+
+
+def read_rulebase_files(
     rule_dirs: Sequence[Path | str] | None = None, knowledge_dirs: Sequence[Path | str] | None = None
-) -> Loaded:
-    """Load the rule and knowledge directories (the shipped ones by default), later ones laid over
-    earlier ones; raises an InputError (or Problems) naming file:line for anything wrong.
+) -> Read:
+    """Read every file of the rule and knowledge directories (the shipped ones by default), once: what
+    ``load_rulebase_files`` parses. A missing directory or a bad limit variable raises an InputError; a
+    file that cannot be read is one of the load's errors.
     """
     rdirs = tuple(Path(p) for p in (rule_dirs or [data_dir("rules")]))
     kdirs = tuple(Path(p) for p in (knowledge_dirs or [data_dir("knowledge")]))
@@ -160,6 +186,22 @@ def load_rulebase_files(
     for root in rdirs + kdirs:
         for path in reader.files(root):
             reader.take(path, root)
+    return Read(rdirs, kdirs, reader)
+
+
+def load_rulebase_files(
+    rule_dirs: Sequence[Path | str] | None = None,
+    knowledge_dirs: Sequence[Path | str] | None = None,
+    *,
+    read: Read | None = None,
+) -> Loaded:
+    """Load the rule and knowledge directories (the shipped ones by default), later ones laid over
+    earlier ones; raises an InputError (or Problems) naming file:line for anything wrong. ``read``:
+    their files as ``read_rulebase_files`` read them (not read again).
+    """
+    if read is None:
+        read = read_rulebase_files(rule_dirs, knowledge_dirs)
+    rdirs, kdirs, reader = read.rule_dirs, read.knowledge_dirs, read.reader
 
     attributes: dict[str, Attribute] = {}
     constants: dict[str, InputValue] = {}
@@ -428,4 +470,12 @@ def _apply_overlay(
             note["disabled"].append(rid)
 
 
-__all__ = ["GUIDANCE_FILE", "TEST_SUFFIX", "Loaded", "load_rulebase_files", "overlay_files"]
+__all__ = [
+    "GUIDANCE_FILE",
+    "TEST_SUFFIX",
+    "Loaded",
+    "Read",
+    "load_rulebase_files",
+    "overlay_files",
+    "read_rulebase_files",
+]

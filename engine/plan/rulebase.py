@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from graphlib import CycleError, TopologicalSorter
@@ -12,7 +13,7 @@ from typing import Any
 
 from ..errors import GpusizerError, InputError, Problems, hint
 from ..lang.ir import AnyOf, Attribute, Catalog, Formula, InputValue, ItemCond, Not, Rule, list_catalog
-from ..load.loader import Loaded, load_rulebase_files
+from ..load.loader import Loaded, load_rulebase_files, read_rulebase_files
 from ..load.workload import InputSchema
 from .formulas import check_formulas
 from .resolve import PlannedRule, first_words_of, plan_rule
@@ -60,8 +61,26 @@ class Rulebase:
 def load_rulebase(
     rule_dirs: Sequence[Path | str] | None = None, knowledge_dirs: Sequence[Path | str] | None = None
 ) -> Rulebase:
-    """Load, check and plan; raises InputError/Problems naming file:line for anything wrong."""
-    return plan(load_rulebase_files(rule_dirs, knowledge_dirs))
+    """Load, check and plan; raises InputError/Problems naming file:line for anything wrong.
+
+    The files are read every time; a rulebase planned from the same bytes of the same directories
+    under the same limits, and still held somewhere in this process (a server's, a test session's),
+    is the one returned: a Rulebase is immutable, and loading is deterministic. Reading costs a few
+    milliseconds; parsing and planning most of a second.
+    """
+    read = read_rulebase_files(rule_dirs, knowledge_dirs)
+    key = read.fingerprint()
+    held = _HELD.get(key) if key is not None else None
+    if held is not None:
+        return held
+    rulebase = plan(load_rulebase_files(read=read))
+    if key is not None:
+        _HELD[key] = rulebase
+    return rulebase
+
+
+# fingerprint of the files read -> the rulebase planned from them, while something else holds it
+_HELD: weakref.WeakValueDictionary[str, Rulebase] = weakref.WeakValueDictionary()
 
 
 def plan(loaded: Loaded) -> Rulebase:
