@@ -455,3 +455,31 @@ def test_a_rulebase_is_planned_again_only_when_what_it_is_read_from_changes(tmp_
     gc.collect()
     assert all(rb.rule_dirs != (rules,) for rb in planned._HELD.values())
     assert load_rulebase([rules], [knowledge]).sha256 == sha
+
+
+def test_a_process_that_loads_several_rulebases_parses_each_file_once_and_never_changes_one(rulebase, monkeypatch):
+    """Once a process holds a rulebase, a load keeps the files it parses for the next (tests/test_authoring's
+    lint cases, the bad-rulebase goldens and a server's overlays load the shipped files again and again); a
+    parsed document then serves many loads, so loading may never change one."""
+    import copy
+
+    from engine.load import loader
+
+    parsed: list[tuple[object, object, object]] = []
+    real = loader.parse
+
+    def parse(text, file, *args, **kwargs):
+        doc = real(text, file, *args, **kwargs)
+        parsed.append((doc, copy.deepcopy(doc.data), copy.deepcopy(doc.positions)))
+        return doc
+
+    monkeypatch.setattr(loader, "parse", parse)
+    loader.PARSED.clear()
+    overlays = ROOT / "tests" / "overlays"
+    site = load_rulebase([ROOT / "rules", overlays / "site-rules"], [ROOT / "knowledge", overlays / "site-knowledge"])
+    assert site is not rulebase and len(parsed) > 300
+    changed = [doc.file for doc, data, positions in parsed if doc.data != data or doc.positions != positions]
+    assert not changed, f"loading changed these parsed files: {changed}"
+    parsed.clear()
+    rules_only = load_rulebase([ROOT / "rules", overlays / "site-rules"], [ROOT / "knowledge"])
+    assert rules_only.sha256 not in (site.sha256, rulebase.sha256) and not parsed

@@ -8,6 +8,8 @@ orders them.
 from __future__ import annotations
 
 import hashlib
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -19,7 +21,7 @@ from ..lang.ir import Attribute, Catalog, Formula, InputValue, Rule
 from .attributes import ATTRIBUTES_FILE, load_attributes
 from .imports import ImportMapping, Inference, load_import, load_inference
 from .knowledge import kind_of, load_catalog, load_constants, load_formulas
-from .limits import limits
+from .limits import Limits, limits
 from .resources import data_dir
 from .rules import BASE_SUFFIX, Base, load_base, load_rule
 from .schema import check, engine_schema
@@ -51,11 +53,46 @@ class Loaded:
     formulas: Mapping[str, Formula] = field(default_factory=dict)
 
 
+class ParseCache:
+    """Parsed rulebase files by shown name, bytes (their sha256) and limits, the least recently used
+    dropped past ``size``: a process that loads several rulebases over the same files (a test run, a
+    server checking overlays) parses each file once. Loading never changes a parsed document
+    (tests/test_engine.py holds it to that), so one document serves every load.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._docs: OrderedDict[tuple[str, str, Limits], Doc] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str, Limits]) -> Doc | None:
+        with self._lock:
+            doc = self._docs.get(key)
+            if doc is not None:
+                self._docs.move_to_end(key)
+            return doc
+
+    def put(self, key: tuple[str, str, Limits], doc: Doc) -> None:
+        with self._lock:
+            self._docs[key] = doc
+            while len(self._docs) > self.size:
+                self._docs.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._docs.clear()
+
+
+# Several rulebases' files (the shipped one has about 400 parsed files, some 15 MB of documents)
+PARSED = ParseCache(1024)
+
+
 @dataclass
 class _Reader:
     """Reads each file once; remembers its hash; collects errors instead of stopping at the first."""
 
     roots: dict[str, int]
+    parsed: ParseCache | None = None  # where a parsed file is looked up and kept, if anywhere
     errors: list[InputError] = field(default_factory=list)
     raw: dict[str, bytes] = field(default_factory=dict)
     hashes: dict[str, str] = field(default_factory=dict)
@@ -98,12 +135,20 @@ class _Reader:
         raw = self.raw.get(k)
         if raw is None:
             return None
-        self.hashes[k] = hashlib.sha256(raw).hexdigest()
+        sha = self.hashes[k] = hashlib.sha256(raw).hexdigest()
+        shown = self.shown(path, root)
+        key = (shown, sha, limits())
+        doc = self.parsed.get(key) if self.parsed is not None else None
+        if doc is not None:
+            return doc
         try:
-            return parse(decode(raw, self.shown(path, root)), self.shown(path, root))
+            doc = parse(decode(raw, shown), shown)
         except InputError as exc:
             self.errors.append(exc)
             return None
+        if self.parsed is not None:
+            self.parsed.put(key, doc)
+        return doc
 
 
 def _files(root: Path) -> list[Path]:
@@ -194,14 +239,17 @@ def load_rulebase_files(
     knowledge_dirs: Sequence[Path | str] | None = None,
     *,
     read: Read | None = None,
+    parsed: ParseCache | None = None,
 ) -> Loaded:
     """Load the rule and knowledge directories (the shipped ones by default), later ones laid over
     earlier ones; raises an InputError (or Problems) naming file:line for anything wrong. ``read``:
-    their files as ``read_rulebase_files`` read them (not read again).
+    their files as ``read_rulebase_files`` read them (not read again); ``parsed``: where parsed files
+    are looked up and kept.
     """
     if read is None:
         read = read_rulebase_files(rule_dirs, knowledge_dirs)
     rdirs, kdirs, reader = read.rule_dirs, read.knowledge_dirs, read.reader
+    reader.parsed = parsed
 
     attributes: dict[str, Attribute] = {}
     constants: dict[str, InputValue] = {}

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import GpusizerError, InputError, Problems, hint
 from ..lang.ir import AnyOf, Attribute, Catalog, Formula, InputValue, ItemCond, Not, Rule, list_catalog
-from ..load.loader import Loaded, load_rulebase_files, read_rulebase_files
+from ..load.loader import PARSED, Loaded, load_rulebase_files, read_rulebase_files
 from ..load.workload import InputSchema
 from .formulas import check_formulas
 from .resolve import PlannedRule, first_words_of, plan_rule
@@ -73,7 +73,9 @@ def load_rulebase(
     held = _HELD.get(key) if key is not None else None
     if held is not None:
         return held
-    rulebase = plan(load_rulebase_files(read=read))
+    # a process that loads a second rulebase (a test run, a server checking overlays) may load more:
+    # from then on it keeps the files it parses for the next load (a single load keeps nothing)
+    rulebase = plan(load_rulebase_files(read=read, parsed=PARSED if _HELD else None))
     if key is not None:
         _HELD[key] = rulebase
     return rulebase
