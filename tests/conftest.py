@@ -50,12 +50,31 @@ SHARED_MODULE = (
 )
 
 
+# Test functions of an ordinary module that read one result their process computes once (a module-level
+# cache or fixture that a few of its tests share): each group goes to one worker, the module's other tests
+# spread as usual.
+SHARED_GROUP = {
+    "tests/test_accuracy.py::test_stated_accuracy_holds": "accuracy: each results file sized once",
+    "tests/test_accuracy.py::test_family_cases_are_all_within_five_percent": "accuracy: each results file sized once",
+    "tests/test_accuracy.py::test_the_committed_comparisons_are_current": "accuracy: each results file sized once",
+    "tests/test_authoring.py::test_rule_tests_reach_full_coverage": "authoring: one full 'gpusizer test' run",
+    "tests/test_authoring.py::test_shipped_examples_keep_their_expected_conclusions": (
+        "authoring: one full 'gpusizer test' run"
+    ),
+    "tests/test_vision.py::test_every_measured_case_is_within_five_percent": "vision: the measured cases sized once",
+    "tests/test_vision.py::test_the_stated_figures_hold": "vision: the measured cases sized once",
+    "tests/test_vision.py::test_the_committed_comparison_is_current": "vision: the measured cases sized once",
+}
+
+
 def scope_of(nodeid: str) -> str:
-    """The unit a test is scheduled in: its function for those of SHARED_RESULT, its module for those of
-    SHARED_MODULE, else the test itself."""
+    """The unit a test is scheduled in: its function for those of SHARED_RESULT, its group for those of
+    SHARED_GROUP, its module for those of SHARED_MODULE, else the test itself."""
     function = nodeid.split("[", 1)[0]
     if function in SHARED_RESULT:
         return function
+    if function in SHARED_GROUP:
+        return SHARED_GROUP[function]
     module = nodeid.split("::", 1)[0]
     return module if module in SHARED_MODULE else nodeid
 

@@ -194,15 +194,10 @@ def test_resuming_keeps_finished_cases_and_runs_only_new_or_changed_ones(tmp_pat
     assert code == 0 and "12 case(s), 0 failed, 8 reused; ran 4" in err, err
 
 
-def test_every_backend_and_worker_count_gives_the_same_summary_csv(tmp_path):
+def test_every_worker_count_gives_the_same_summary_csv(tmp_path):
+    """In process, and a pool of one and of two workers (Dask: the next test)."""
     spec = _small(tmp_path)
     runs = {"inline": ["--workers", "0"], "pool-1": ["--workers", "1"], "pool-2": ["--workers", "2"]}
-    try:
-        import distributed  # noqa: F401
-
-        runs["dask-2"] = ["--backend", "dask", "--workers", "2"]
-    except ImportError:
-        pass
     out = {}
     for name, argv in runs.items():
         code, _, err = _sweep(spec, "-o", tmp_path / name, *argv)
@@ -235,7 +230,8 @@ def test_dask_on_a_local_cluster_of_two_workers_gives_the_same_summary_csv(tmp_p
     code, _, err = _sweep(spec, "-o", tmp_path / "b", "--backend", "dask", "--workers", "2")
     assert code == 0, err
     assert "(dask)" in err
-    assert (tmp_path / "a" / "summary.csv").read_bytes() == (tmp_path / "b" / "summary.csv").read_bytes()
+    for name in ("summary.csv", "pareto.csv"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
 
 
 def test_without_dask_the_dask_backend_says_how_to_install_it(tmp_path, monkeypatch):
