@@ -483,3 +483,26 @@ def test_a_process_that_loads_several_rulebases_parses_each_file_once_and_never_
     parsed.clear()
     rules_only = load_rulebase([ROOT / "rules", overlays / "site-rules"], [ROOT / "knowledge"])
     assert rules_only.sha256 not in (site.sha256, rulebase.sha256) and not parsed
+
+
+def test_the_cyclic_collector_pauses_while_a_rulebase_loads_and_resumes_as_it_was(tmp_path):
+    import gc
+
+    from conformance.conftest import hit, write_rulebase
+
+    collections = []
+
+    def seen(phase, info):
+        if phase == "start":
+            collections.append(info["generation"])
+
+    for enabled in (True, False):
+        rules, knowledge = write_rulebase(tmp_path / str(enabled), {"r1": hit("r1", "  - x: {gt: 1}")})
+        gc.enable() if enabled else gc.disable()
+        gc.callbacks.append(seen)
+        try:
+            load_rulebase([rules], [knowledge])
+            assert not collections and gc.isenabled() == enabled
+        finally:
+            gc.callbacks.remove(seen)
+            gc.enable()
