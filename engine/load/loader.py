@@ -56,8 +56,8 @@ class Loaded:
 class ParseCache:
     """Parsed rulebase files by shown name, bytes (their sha256) and limits, the least recently used
     dropped past ``size``: a process that loads several rulebases over the same files (a test run, a
-    server checking overlays) parses each file once. Loading never changes a parsed document
-    (tests/test_engine.py holds it to that), so one document serves every load.
+    program laying overlays over the shipped rules through the API) parses each file once. Loading
+    never changes a parsed document (tests/test_engine.py holds it to that), so one serves every load.
     """
 
     def __init__(self, size: int) -> None:
@@ -66,6 +66,7 @@ class ParseCache:
         self._lock = threading.Lock()
 
     def get(self, key: tuple[str, str, Limits]) -> Doc | None:
+        """The document parsed from that file, if kept."""
         with self._lock:
             doc = self._docs.get(key)
             if doc is not None:
@@ -73,12 +74,14 @@ class ParseCache:
             return doc
 
     def put(self, key: tuple[str, str, Limits], doc: Doc) -> None:
+        """Keep a parsed document, dropping the least recently used past the bound."""
         with self._lock:
             self._docs[key] = doc
             while len(self._docs) > self.size:
                 self._docs.popitem(last=False)
 
     def clear(self) -> None:
+        """Forget every parsed document."""
         with self._lock:
             self._docs.clear()
 
@@ -520,8 +523,10 @@ def _apply_overlay(
 
 __all__ = [
     "GUIDANCE_FILE",
+    "PARSED",
     "TEST_SUFFIX",
     "Loaded",
+    "ParseCache",
     "Read",
     "load_rulebase_files",
     "overlay_files",

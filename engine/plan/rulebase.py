@@ -65,7 +65,7 @@ def load_rulebase(
     """Load, check and plan; raises InputError/Problems naming file:line for anything wrong.
 
     The files are read every time; a rulebase planned from the same bytes of the same directories
-    under the same limits, and still held somewhere in this process (a server's, a test session's),
+    under the same limits, and still held somewhere in this process (by a Recommender, a test session),
     is the one returned: a Rulebase is immutable, and loading is deterministic. Reading costs a few
     milliseconds; parsing and planning most of a second.
     """
@@ -74,11 +74,11 @@ def load_rulebase(
     held = _HELD.get(key) if key is not None else None
     if held is not None:
         return held
-    # a process that loads a second rulebase (a test run, a server checking overlays) may load more:
+    # a process that loads a second rulebase (a test run, a program trying overlays) may load more:
     # from then on it keeps the files it parses for the next load (a single load keeps nothing)
     parsed = PARSED if _HELD else None
     # Parsing and planning make some 160,000 objects and almost no cyclic garbage, yet the cyclic
-    # collector walks them again and again while they are made (a fifth of a load in a fresh process):
+    # collector walks them again and again while they are made (about a tenth of a fresh process's load):
     # it pauses while they are made, and resumes as it was.
     enabled = gc.isenabled()
     gc.disable()
