@@ -273,7 +273,7 @@ def test_a_case_that_crashes_its_worker_is_an_error_row_and_the_job_completes(cl
     table = rows(client.get(f"/api/v1/sweep/{done['id']}/summary.csv").text)
     crashed = [r for r in table if r["status"] == "crashed"]
     assert [r["name"] for r in crashed] == ["crash-me", "crash-me"]
-    assert all("SIGSEGV" in r["error"] for r in crashed)
+    assert all("SIGSEGV" in r["error"] for r in crashed), [r["error"] for r in crashed]
     assert all(r["gpu.model"] for r in table if r["status"] == "ok")
     client.delete(f"/api/v1/sweep/{done['id']}")
 
