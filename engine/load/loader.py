@@ -95,10 +95,12 @@ class _Reader:
     """Reads each file once; remembers its hash; collects errors instead of stopping at the first."""
 
     roots: dict[str, int]
+    limits: Limits  # what every file is read and parsed under
     parsed: ParseCache | None = None  # where a parsed file is looked up and kept, if anywhere
     errors: list[InputError] = field(default_factory=list)
     raw: dict[str, bytes] = field(default_factory=dict)
-    hashes: dict[str, str] = field(default_factory=dict)
+    sha: dict[str, str] = field(default_factory=dict)  # of each file read, taken once
+    hashes: dict[str, str] = field(default_factory=dict)  # of the files the rulebase's hash counts
     listed: dict[Path, list[Path]] = field(default_factory=dict)  # root -> its files, listed once
     names: dict[tuple[Path, Path], str] = field(default_factory=dict)  # (file, root) -> shown name
 
@@ -122,25 +124,31 @@ class _Reader:
         """Read the bytes now, so that the fingerprint and the parse see the same file."""
         k = self.key(path, root)
         try:
-            self.raw[k] = read_bytes(path, self.shown(path, root))
+            raw = self.raw[k] = read_bytes(path, self.shown(path, root))
         except InputError as exc:
             self.errors.append(exc)
+            return
+        self.sha[k] = hashlib.sha256(raw).hexdigest()
+
+    def count(self, k: str) -> str:
+        """Count a file read in the rulebase's hash; its sha256."""
+        sha = self.hashes[k] = self.sha[k]
+        return sha
 
     def hash_only(self, path: Path, root: Path) -> None:
         """Count a file in the rulebase's hash without parsing it (rule test files)."""
         k = self.key(path, root)
-        raw = self.raw.get(k)
-        if raw is not None:
-            self.hashes[k] = hashlib.sha256(raw).hexdigest()
+        if k in self.raw:
+            self.count(k)
 
     def doc(self, path: Path, root: Path) -> Doc | None:
         k = self.key(path, root)
         raw = self.raw.get(k)
         if raw is None:
             return None
-        sha = self.hashes[k] = hashlib.sha256(raw).hexdigest()
+        sha = self.count(k)
         shown = self.shown(path, root)
-        key = (shown, sha, limits())
+        key = (shown, sha, self.limits)
         doc = self.parsed.get(key) if self.parsed is not None else None
         if doc is not None:
             return doc
@@ -207,11 +215,9 @@ class Read:
             return None
         digest = hashlib.sha256()
         dirs = [str(d) for d in self.rule_dirs] + ["\0"] + [str(d) for d in self.knowledge_dirs]
-        digest.update(repr((dirs, limits())).encode())
-        for key in sorted(self.reader.raw):
-            raw = self.reader.raw[key]
-            digest.update(f"\n{key}\0{len(raw)}\0".encode())
-            digest.update(raw)
+        digest.update(repr((dirs, self.reader.limits)).encode())
+        for key, sha in sorted(self.reader.sha.items()):
+            digest.update(f"\n{key}\0{sha}".encode())
         return digest.hexdigest()
 
 
@@ -229,8 +235,8 @@ def read_rulebase_files(
             raise InputError(
                 "directory not found", file=str(d), help="give an existing directory with --rules / --knowledge"
             )
-    limits()  # a bad GPUSIZER_MAX_* variable is one error, not one per file
-    reader = _Reader({str(r): i for i, r in enumerate(rdirs + kdirs)})
+    # a bad GPUSIZER_MAX_* variable is one error, not one per file
+    reader = _Reader({str(r): i for i, r in enumerate(rdirs + kdirs)}, limits())
     for root in rdirs + kdirs:
         for path in reader.files(root):
             reader.take(path, root)
@@ -391,7 +397,7 @@ def _workload_schema(reader: _Reader, kdirs: tuple[Path, ...]) -> InputSchema:
     raw = reader.raw.get(k)
     if raw is None:
         raise Problems(reader.errors)
-    reader.hashes[k] = hashlib.sha256(raw).hexdigest()
+    reader.count(k)
     text = decode(raw, shown)
     schema = parse_json(text, shown, "rules")
     check_schema(schema, shown, text)
