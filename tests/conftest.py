@@ -53,18 +53,23 @@ SHARED_MODULE = (
 # Test functions of an ordinary module that read one result their process computes once (a module-level
 # cache or fixture that a few of its tests share): each group goes to one worker, the module's other tests
 # spread as usual.
-SHARED_GROUP = {
-    "tests/test_accuracy.py::test_stated_accuracy_holds": "accuracy: each results file sized once",
-    "tests/test_accuracy.py::test_family_cases_are_all_within_five_percent": "accuracy: each results file sized once",
-    "tests/test_accuracy.py::test_the_committed_comparisons_are_current": "accuracy: each results file sized once",
-    "tests/test_authoring.py::test_rule_tests_reach_full_coverage": "authoring: one full 'gpusizer test' run",
-    "tests/test_authoring.py::test_shipped_examples_keep_their_expected_conclusions": (
-        "authoring: one full 'gpusizer test' run"
+GROUPS = {
+    "accuracy: each results file sized once": (
+        "tests/test_accuracy.py::test_stated_accuracy_holds",
+        "tests/test_accuracy.py::test_family_cases_are_all_within_five_percent",
+        "tests/test_accuracy.py::test_the_committed_comparisons_are_current",
     ),
-    "tests/test_vision.py::test_every_measured_case_is_within_five_percent": "vision: the measured cases sized once",
-    "tests/test_vision.py::test_the_stated_figures_hold": "vision: the measured cases sized once",
-    "tests/test_vision.py::test_the_committed_comparison_is_current": "vision: the measured cases sized once",
+    "authoring: one full 'gpusizer test' run": (
+        "tests/test_authoring.py::test_rule_tests_reach_full_coverage",
+        "tests/test_authoring.py::test_shipped_examples_keep_their_expected_conclusions",
+    ),
+    "vision: the measured cases sized once": (
+        "tests/test_vision.py::test_every_measured_case_is_within_five_percent",
+        "tests/test_vision.py::test_the_stated_figures_hold",
+        "tests/test_vision.py::test_the_committed_comparison_is_current",
+    ),
 }
+SHARED_GROUP = {function: group for group, functions in GROUPS.items() for function in functions}
 
 
 def scope_of(nodeid: str) -> str:
