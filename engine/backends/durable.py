@@ -874,18 +874,19 @@ class DurableSession:
                     self._check(shard)
         env = S.Env(self.values, self.c.rb.catalogs, {})
         out: list[Match] = []
+        memo: dict[Any, Any] = {}  # which items the residual joins passed, by their operands' values
         for rule, item_ids in found:
             assert rule.plan is not None
             items = {a: self.c.rb.catalogs[rule.plan.catalogs_by_alias[a]].items[i] for a, i in item_ids.items()}
             bound = S.Env(self.values, self.c.rb.catalogs, items)
             if not all(S.item_passes((f,), items[a], bound) for a, f in rule.plan.checks):
                 continue
-            for full in S.matches(rule.plan.residual, bound, rule.variant.required):
+            for full in S.matches(rule.plan.residual, bound, rule.variant.required, memo):
                 out.append(
                     Match(rule.planned.id, rule.variant.index, tuple((a, full[a].id) for a, _ in rule.variant.items))
                 )
         for rule in self.c.python_rules.get(step, ()):
-            for full in S.matches(rule.variant.conditions, env, rule.variant.required):
+            for full in S.matches(rule.variant.conditions, env, rule.variant.required, memo):
                 out.append(
                     Match(rule.planned.id, rule.variant.index, tuple((a, full[a].id) for a, _ in rule.variant.items))
                 )

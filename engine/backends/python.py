@@ -34,6 +34,7 @@ class PythonSession:
         # what a condition that reads no item says is the same in every variant that has it (the variants of
         # an 'any' share their other conditions, a rule's those of its base): asked once a step
         known: dict[int, bool] = {}
+        memo: dict[Any, Any] = {}  # which items the joins passed, by their operands' values (semantics.matches)
         for rule in self._compiled.at.get(step, ()):
             for v in rule.variants:
                 first, rest = self._compiled.conditions[rule.id, v.index]
@@ -47,7 +48,7 @@ class PythonSession:
                         break
                 if not holds:
                     continue
-                for items in S.matches(rest, env, v.required):
+                for items in S.matches(rest, env, v.required, memo):
                     out.append(Match(rule.id, v.index, tuple((a, items[a].id) for a, _ in v.items)))
         return out
 

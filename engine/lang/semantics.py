@@ -277,6 +277,25 @@ class _Join:
         }
         self.computed: dict[int, Any] = {}
 
+    def outcome_key(self) -> Any:
+        """What decides which items pass when no test reads the join's own item: the join and the
+        values its operands compute (a field tested against a value says the same in every binding
+        that computes that value). None where a test reads the item, or an operand is a list or a
+        record.
+        """
+        key: list[Any] = [id(self.cond)]
+        for f in self.cond.where:
+            for t in f.tests:
+                if not isinstance(t.operand, Ref):
+                    continue  # a literal: the join's own, as its id is
+                if id(t) not in self.shared:
+                    return None
+                v = _value_key(self._shared(t))
+                if v is None:
+                    return None
+                key.append(v)
+        return tuple(key)
+
     def _shared(self, t: Test) -> Any:
         k = id(t)
         if k not in self.computed:
@@ -374,28 +393,67 @@ def scheduled(conditions: Sequence[Simple]) -> tuple[Simple, ...]:
     return tuple(out)
 
 
-def matches(conditions: Sequence[Simple], env: Env, required: Sequence[str] = ()) -> Iterator[Mapping[str, Item]]:
+def matches(
+    conditions: Sequence[Simple], env: Env, required: Sequence[str] = (), memo: dict[Any, Any] | None = None
+) -> Iterator[Mapping[str, Item]]:
     """Every binding of the joins' aliases to items under which all ``conditions`` hold, in
     catalog order; ``required`` attributes must have values (those the rule's expressions read).
+
+    ``memo``: which items passed a join whose tests do not read its own item (and whether a negated
+    one found none), by the join and the values its operands computed, for the other bindings and
+    the other calls given the same memo, whose ``env`` must hold the same attribute values: such a
+    join passes the same items whenever its operands compute the same values. A rule that picks
+    the smallest CPU of a platform's family with the cores its GPUs want tests the family once for
+    each number of cores wanted, not once for every GPU, count and CPU it is tried with.
     """
     if any(name not in env.values for name in required):
         return
-    yield from _match(list(conditions), 0, env)
+    yield from _match(list(conditions), 0, env, {} if memo is None else memo)
 
 
-def _match(conditions: list[Simple], i: int, env: Env) -> Iterator[Mapping[str, Item]]:
+def _match(conditions: list[Simple], i: int, env: Env, memo: dict[Any, Any]) -> Iterator[Mapping[str, Item]]:
     if i == len(conditions):
         yield env.items
         return
     cond = conditions[i]
     if isinstance(cond, ItemCond):
         join = _Join(cond, env)
-        for item in join.candidates():
-            if join.passes(item):
-                yield from _match(conditions, i + 1, env.with_item(cond.alias, item))
+        key = join.outcome_key()
+        passing = None if key is None else memo.get(key)
+        if passing is None:
+            passing = [item for item in join.candidates() if join.passes(item)]
+            if key is not None:
+                memo[key] = passing
+                memo[id(cond), "held"] = cond  # the key names the join by id: it lives as long as the memo
+        for item in passing:
+            yield from _match(conditions, i + 1, env.with_item(cond.alias, item), memo)
+        return
+    if isinstance(cond, Not) and isinstance(cond.inner, ItemCond):
+        join = _Join(cond.inner, env)
+        key = join.outcome_key()
+        none = None if key is None else memo.get(key)
+        if none is None:
+            none = not any(join.passes(item) for item in join.candidates())
+            if key is not None:
+                memo[key] = none
+                memo[id(cond.inner), "held"] = cond.inner
+        if none:
+            yield from _match(conditions, i + 1, env, memo)
         return
     if holds(cond, env):
-        yield from _match(conditions, i + 1, env)
+        yield from _match(conditions, i + 1, env, memo)
+
+
+def _value_key(value: Any) -> Any:
+    """A computed operand as a key: its type and value (1, 1.0 and true apart, 0.0 apart from
+    -0.0; no value as itself); None for a list, a record or a number that is not finite.
+    """
+    t = type(value)
+    if t is str or t is int or t is bool or value is ABSENT or value is None:
+        return (t, value)
+    if t is float and math.isfinite(value):
+        return (t, repr(value)) if value == 0.0 else (t, value)
+    return None
 
 
 def _index_key(value: Any) -> tuple[str, Any] | None:
