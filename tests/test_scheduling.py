@@ -121,10 +121,11 @@ def _reference(conditions, env):
 
 @pytest.mark.parametrize("example", EXAMPLES)
 def test_joins_kept_by_their_operands_values_match_what_the_language_defines(rulebase, monkeypatch, example):
-    """The python backend keeps, for a step, which items passed a join whose tests do not read its own
+    """The backends keep, from run to run, which items passed a join whose tests do not read its own
     item, by the values its operands computed (``semantics.matches``' memo): every rule of every step
-    matches the same bindings, in the same order, as a matcher that keeps nothing, and the kept joins
-    test fewer items (the smallest CPU of a family is found once for each number of cores wanted)."""
+    of two runs matches the same bindings, in the same order, as a matcher that keeps nothing, and the
+    kept joins test fewer items (the smallest CPU of a family is found once for each number of cores
+    wanted)."""
     tried = {"kept": 0, "not kept": 0}
     passes = S._Join.passes
     counting = {"on": "kept"}
@@ -133,9 +134,10 @@ def test_joins_kept_by_their_operands_values_match_what_the_language_defines(rul
         tried[counting["on"]] += 1
         return passes(self, item)
 
+    memo: dict = {}  # kept across the steps and the runs, as the backends keep it
+
     def match(self, step):
         env = S.Env(self._values, self._compiled.catalogs, {})
-        memo: dict = {}
         for rule in self._compiled.at.get(step, ()):
             for v in rule.variants:
                 counting["on"] = "kept"
@@ -153,6 +155,7 @@ def test_joins_kept_by_their_operands_values_match_what_the_language_defines(rul
     monkeypatch.setattr(P.PythonSession, "match", match)
     with Recommender(rulebase=rulebase, backend=get_backend("python")) as rec:
         rec.recommend(example)
+        rec.recommend("examples/serving-qwen2.5-7b-32-users.yaml")  # a second run, on what the first kept
     assert 0 < tried["kept"] < tried["not kept"]
 
 
@@ -162,3 +165,20 @@ def test_a_join_is_kept_by_its_operands_types_and_values():
     keys = [S._value_key(v) for v in (1, 1.0, True, 0.0, -0.0, "1", None, S.ABSENT)]
     assert len(set(keys)) == len(keys)
     assert all(S._value_key(v) is None for v in ([1], {"a": 1}, float("inf"), float("nan")))
+
+
+@pytest.mark.parametrize("backend", ["python", "durable"])
+def test_a_memo_past_its_limit_is_emptied_and_the_runs_conclude_the_same(rulebase, monkeypatch, backend):
+    def conclusions(rec):
+        return [
+            {k: c.value for k, c in rec.recommend(e).conclusions.items()}
+            for e in ("examples/llama2-70b-chat.yaml", "examples/cluster-llama2-70b-pretrain.yaml")
+        ]
+
+    with Recommender(rulebase=rulebase, backend=get_backend(backend)) as rec:
+        want = conclusions(rec)
+        assert rec.runner.compiled.memo
+    monkeypatch.setattr(S, "MEMO_LIMIT", 3)
+    with Recommender(rulebase=rulebase, backend=get_backend(backend)) as rec:
+        assert conclusions(rec) == want
+        assert len(rec.runner.compiled.memo) < 200  # emptied again and again, not grown to the first run's size

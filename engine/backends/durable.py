@@ -751,6 +751,9 @@ class DurableCompiled:
         self.rb = rb
         self.lock = threading.Lock()
         self.sids = itertools.count(1)
+        # what residual joins whose tests do not read their own item passed, by their operands' values: the
+        # same in every run (semantics.matches), so kept for the compiled rulebase's life
+        self.memo: dict[Any, Any] = {}
         self.collect: dict[str, list[tuple[_Rule, dict[str, str]]]] = {}
         prefix = f"gpusizer{next(_hosts)}"
         layout = _layout(rb, schedule, network_joins)
@@ -815,6 +818,7 @@ class DurableCompiled:
                 engine.delete_ruleset(ruleset._handle)
             self.shards = []
             self.readers = {}
+            self.memo.clear()
 
 
 class DurableSession:
@@ -874,7 +878,7 @@ class DurableSession:
                     self._check(shard)
         env = S.Env(self.values, self.c.rb.catalogs, {})
         out: list[Match] = []
-        memo: dict[Any, Any] = {}  # which items the residual joins passed, by their operands' values
+        memo = self.c.memo  # which items the residual joins passed, by their operands' values (semantics.matches)
         for rule, item_ids in found:
             assert rule.plan is not None
             items = {a: self.c.rb.catalogs[rule.plan.catalogs_by_alias[a]].items[i] for a, i in item_ids.items()}

@@ -34,7 +34,7 @@ class PythonSession:
         # what a condition that reads no item says is the same in every variant that has it (the variants of
         # an 'any' share their other conditions, a rule's those of its base): asked once a step
         known: dict[int, bool] = {}
-        memo: dict[Any, Any] = {}  # which items the joins passed, by their operands' values (semantics.matches)
+        memo = self._compiled.memo  # which items the joins passed, by their operands' values (semantics.matches)
         for rule in self._compiled.at.get(step, ()):
             for v in rule.variants:
                 first, rest = self._compiled.conditions[rule.id, v.index]
@@ -62,6 +62,9 @@ class PythonCompiled:
 
     def __init__(self, rulebase: Rulebase, schedule: Mapping[str, int]) -> None:
         self.catalogs = rulebase.catalogs
+        # what joins whose tests do not read their own item passed, by their operands' values: the same in
+        # every run (semantics.matches), so kept for the compiled rulebase's life
+        self.memo: dict[Any, Any] = {}
         self.at: dict[int, list[PlannedRule]] = {}
         # each variant's conditions in the order that prunes first (S.scheduled: the same matches), as those
         # before its first join (they read no item) and the rest
@@ -80,6 +83,7 @@ class PythonCompiled:
     def close(self) -> None:
         """Drop the rules."""
         self.at = {}
+        self.memo.clear()
 
 
 class PythonBackend:

@@ -400,15 +400,24 @@ def matches(
     catalog order; ``required`` attributes must have values (those the rule's expressions read).
 
     ``memo``: which items passed a join whose tests do not read its own item (and whether a negated
-    one found none), by the join and the values its operands computed, for the other bindings and
-    the other calls given the same memo, whose ``env`` must hold the same attribute values: such a
-    join passes the same items whenever its operands compute the same values. A rule that picks
-    the smallest CPU of a platform's family with the cores its GPUs want tests the family once for
-    each number of cores wanted, not once for every GPU, count and CPU it is tried with.
+    one found none), by the join and the types and values its operands computed, for the other
+    bindings and every later call given the same memo: such a join reads nothing but its operands'
+    values and its catalog's items, so it passes the same items whenever they compute the same
+    values, in any run. A rule that picks the smallest CPU of a platform's family with the cores
+    its GPUs want tests the family once for each number of cores wanted, not once for every GPU,
+    count and CPU it is tried with, in every run. A memo that grows past ``MEMO_LIMIT`` entries is
+    emptied (a sweep of many workloads keeps its memory bounded).
     """
+    if memo is None:
+        memo = {}
+    elif len(memo) > MEMO_LIMIT:
+        memo.clear()
     if any(name not in env.values for name in required):
         return
-    yield from _match(list(conditions), 0, env, {} if memo is None else memo)
+    yield from _match(list(conditions), 0, env, memo)
+
+
+MEMO_LIMIT = 100_000
 
 
 def _match(conditions: list[Simple], i: int, env: Env, memo: dict[Any, Any]) -> Iterator[Mapping[str, Item]]:
