@@ -427,30 +427,31 @@ def _match(conditions: list[Simple], i: int, env: Env, memo: dict[Any, Any]) -> 
     cond = conditions[i]
     if isinstance(cond, ItemCond):
         join = _Join(cond, env)
-        key = join.outcome_key()
-        passing = None if key is None else memo.get(key)
-        if passing is None:
-            passing = [item for item in join.candidates() if join.passes(item)]
-            if key is not None:
-                memo[key] = passing
-                memo[id(cond), "held"] = cond  # the key names the join by id: it lives as long as the memo
+        passing = _kept(memo, join, lambda: [item for item in join.candidates() if join.passes(item)])
         for item in passing:
             yield from _match(conditions, i + 1, env.with_item(cond.alias, item), memo)
         return
     if isinstance(cond, Not) and isinstance(cond.inner, ItemCond):
-        join = _Join(cond.inner, env)
-        key = join.outcome_key()
-        none = None if key is None else memo.get(key)
-        if none is None:
-            none = not any(join.passes(item) for item in join.candidates())
-            if key is not None:
-                memo[key] = none
-                memo[id(cond.inner), "held"] = cond.inner
-        if none:
+        inner = _Join(cond.inner, env)
+        if _kept(memo, inner, lambda: not any(inner.passes(item) for item in inner.candidates())):
             yield from _match(conditions, i + 1, env, memo)
         return
     if holds(cond, env):
         yield from _match(conditions, i + 1, env, memo)
+
+
+def _kept(memo: dict[Any, Any], join: _Join, outcome: Callable[[], Any]) -> Any:
+    """What ``outcome()`` gives for the join (the items that pass it, or whether none does), from the
+    memo where its operands' values were met before; a join that reads its own item is not kept.
+    """
+    key = join.outcome_key()
+    if key is None:
+        return outcome()
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = outcome()
+        memo[id(join.cond), "held"] = join.cond  # the key names the join by id: it lives as long as the memo
+    return found
 
 
 def _value_key(value: Any) -> Any:
