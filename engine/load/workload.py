@@ -672,7 +672,10 @@ class InputSchema:
                         path,
                         f"{'.'.join(path)}: {mine.value!r} applies only when {attr} is "
                         f"{' or '.join(map(str, allowed))}, and it is {inputs[attr].value!r}",
-                        f"remove {'.'.join(path)}, or change {attr}",
+                        f"remove {'.'.join(path)}, or change {attr}"
+                        if inputs[attr].origin == "workload"
+                        # a value the file did not write (a catalog item's field, an inferred one): say where it is from
+                        else f"remove {'.'.join(path)}, or change what gives {attr} its value: {inputs[attr].detail}",
                     )
                 )
         return out
