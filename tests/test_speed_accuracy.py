@@ -21,8 +21,8 @@ _spec.loader.exec_module(run)
 
 # (points, median low, median high, within 1.25x at least), as benchmarks/speed-accuracy/README.md states them
 STATED = {
-    ("tune", "training"): (12, 0.95, 1.05, 12),
-    ("held-back", "training"): (9, 0.95, 1.05, 6),
+    ("tune", "training"): (16, 0.95, 1.05, 15),
+    ("held-back", "training"): (12, 0.95, 1.05, 8),
     ("held-back", "serving"): (15, 0.9, 1.05, 12),
 }
 
@@ -69,3 +69,21 @@ def test_fp8_is_faster_than_bf16_on_the_same_run(rows):
         fp8 = rec.recommend(w).values["perf.train_tokens_per_s"]
         bf16 = rec.recommend({**w, "precision": "bf16"}).values["perf.train_tokens_per_s"]
     assert fp8 > 1.5 * bf16
+
+
+def test_fp8_gains_less_where_attention_is_more_of_the_work():
+    """FP8 speeds up the GEMMs, not the attention (knowledge/formulas.yaml, train_rate): MPT-1B in FP8 over BF16 is
+    timed 1.4x faster at 512 tokens and no faster at 32,768 (0.85x), where MosaicML measured 1.35x and 1.05x
+    (70,315 against 52,275 tokens/s per GPU, and 12,580 against 12,025); before, gpusizer timed FP8 twice as fast at
+    any length."""
+    from engine import Recommender
+
+    w = yaml.safe_load((BENCH / "workloads" / "mosaic-h100-fp8-mpt-1b-s32768.yaml").read_text())
+    speedup = {}
+    with Recommender() as rec:
+        for seq in (512, 32768):
+            fp8 = rec.recommend({**w, "sequence_length": seq}).values["perf.train_tokens_per_s"]
+            bf16 = rec.recommend({**w, "sequence_length": seq, "precision": "bf16"}).values["perf.train_tokens_per_s"]
+            speedup[seq] = fp8 / bf16
+    assert 1.2 < speedup[512] < 1.6, speedup
+    assert 0.8 < speedup[32768] < 1.2 and speedup[32768] < speedup[512] - 0.2, speedup
