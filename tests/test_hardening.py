@@ -775,3 +775,68 @@ def test_printable_and_excerpt():
     assert len(cut) < 120 and "540,000 characters" in cut
     assert excerpt("short message") == "short message"
     assert len(excerpt("a b " * 10_000)) < 1100
+
+
+# -- durable-rules finds states and facts by 32-bit hashes alone ---------------------------------------------------
+def test_durable_rules_refuses_a_fact_whose_id_hashes_like_another_and_gpusizer_ids_never_do(rulebase):
+    """durable-rules keeps a session's facts by fnv1a32 of their ids and compares nothing else (GET_FIRST, state.c):
+    two ids that hash alike are refused as one fact asserted twice. Its own ids (from each fact's content) collided
+    in about one run in ten thousand, the 1,047th session of a rulebase for one; gpusizer's ids never hash alike."""
+    from durable.engine import MessageObservedException
+
+    from engine.backends import durable as D
+
+    rec = Recommender(rulebase=rulebase)
+    try:
+        compiled = rec.runner.compiled
+        if not hasattr(compiled, "host"):
+            pytest.skip("only the durable backend holds rulesets")
+        a, b = "c693596", "c1170850"  # found by a birthday search over fnv1a32
+        assert a != b and D.fnv1a32(a) == D.fnv1a32(b)
+        shard = compiled.shards[0].name
+        host = compiled.host
+        host.assert_fact(shard, {"sid": "collide", "id": a, "t": "x"})
+        with pytest.raises(MessageObservedException):  # a different fact, refused: the hash matches
+            host.assert_fact(shard, {"sid": "collide", "id": b, "t": "x", "other": 1})
+        host.delete_state(shard, "collide")
+        ids = D.fact_ids(20_000)
+        assert len({D.fnv1a32(i) for i in ids[:20_000]}) == 20_000
+        assert ids[:3] == ["0", "1", "2"]  # the same ids in every process
+    finally:
+        rec.close()
+
+
+def test_open_sessions_never_share_a_hash_of_their_ids(rulebase):
+    """Two open sessions whose ids hash alike would share one durable-rules state: a new session skips an id that
+    hashes like an open one's."""
+    from engine.backends import durable as D
+
+    rec = Recommender(rulebase=rulebase)
+    try:
+        compiled = rec.runner.compiled
+        if not hasattr(compiled, "host"):
+            pytest.skip("only the durable backend holds rulesets")
+        sessions = [compiled.open() for _ in range(50)]
+        assert len({D.fnv1a32(s.sid) for s in sessions}) == 50
+        assert set(compiled.open_sids.values()) == {s.sid for s in sessions}
+        taken = D.fnv1a32(f"w{next(compiled.sids) + 1}")  # the id the next session would take, held by another
+        compiled.open_sids[taken] = "held"
+        extra = compiled.open()
+        assert D.fnv1a32(extra.sid) != taken
+        for s in [*sessions, extra]:
+            s.close()
+        assert compiled.open_sids == {taken: "held"}
+    finally:
+        rec.close()
+
+
+@pytest.mark.slow
+def test_a_thousand_and_more_sessions_of_one_rulebase_all_run(rulebase):
+    """The regression: the 1,047th session of this rulebase met two facts whose durable-rules ids collided."""
+    rec = Recommender(rulebase=rulebase)
+    w = {"name": "x", "task": "inference", "model": {"name": "llama-3-8b"}, "precision": "bf16"}
+    try:
+        for _ in range(1100):
+            rec.recommend(w)
+    finally:
+        rec.close()

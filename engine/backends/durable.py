@@ -32,7 +32,8 @@ say reaches one of durable-rules' limits or quirks:
   durable-rules' fixed tables hold (``NEXT_LIST_LENGTH 128``, ``BETA_LIST_LENGTH 256``,
   ``NEXT_BUCKET_LENGTH 512`` in its ``rules.h``).
 
-Facts (property names never collide with durable's own ``id`` and ``sid``):
+Facts (each carries the session's ``sid`` and an ``id`` of its own, the n-th of ``fact_ids``; no other
+property name is ``id`` or ``sid``):
 
 * attribute value ``{t: "a", n: name, ok: 1, v: value}`` plus ``vn: value`` for a number, and
   ``len: count`` for a list; an attribute known to have no value is ``{t: "a", n: name, ok: 0}``;
@@ -50,7 +51,11 @@ swallowed into the session state, so it is checked after every step; a fact no r
 not stored, so a sink rule matches every fact and never fires; its JSON reader rejects a number
 with an exponent but no decimal point (Python writes 1e-05 that way) and a rejected fact can
 crash the process later, so such floats are moved by one ulp (values are read from Python, never
-from facts, so only matching sees the nudge).
+from facts, so only matching sees the nudge). durable-rules finds a session's state, and a fact in it, by a
+32-bit hash of its id and compares nothing else: two open sessions whose ids hash alike would share a state,
+and a fact whose id hashes like another's of its session is refused as asserted twice (with the ids durable
+makes from a fact's content, about one run in ten thousand), so sessions skip ids that hash like an open
+one's and facts take ids whose hashes all differ.
 """
 
 from __future__ import annotations
@@ -93,6 +98,39 @@ MAX_TEXT = 4096  # longer text goes into facts as a digest (durable-rules fails 
 _SAFE_INT = 2**53
 _CMP = {"gt": "$gt", "gte": "$gte", "lt": "$lt", "lte": "$lte"}
 _ARITH = {ast.Add: "$add", ast.Sub: "$sub", ast.Mult: "$mul", ast.Div: "$div"}
+
+
+def fnv1a32(text: str) -> int:
+    """durable-rules' fnv1Hash32 (state.c): the 32-bit FNV-1a hash it finds a session's state and a fact by."""
+    h = 0x811C9DC5
+    for b in text.encode():
+        h = ((h ^ b) * 16777619) & 0xFFFFFFFF
+    return h
+
+
+# durable-rules finds a fact in its session's state by a 32-bit hash of the fact's id, and compares nothing but
+# that hash (GET_FIRST, state.c): a fact whose id hashes like another's in the same session is refused as asserted
+# already (MessageObservedException). Left to itself it makes the id from the fact's content, so about one run in
+# ten thousand met two facts that collide (the 1,047th session of a rulebase, for one). Every fact gpusizer asserts
+# carries an id of its own instead, the n-th of a session the n-th of these texts, whose hashes all differ.
+_FACT_IDS: list[str] = []
+_FACT_ID_HASHES: set[int] = set()
+_FACT_IDS_LOCK = threading.Lock()
+
+
+def fact_ids(n: int) -> list[str]:
+    """At least ``n`` fact ids, the same in every process, no two with the same fnv1a32."""
+    if len(_FACT_IDS) < n:
+        with _FACT_IDS_LOCK:
+            k = int(_FACT_IDS[-1]) + 1 if _FACT_IDS else 0  # the next number to try
+            while len(_FACT_IDS) < n:
+                text = str(k)
+                h = fnv1a32(text)
+                if h not in _FACT_ID_HASHES:
+                    _FACT_ID_HASHES.add(h)
+                    _FACT_IDS.append(text)
+                k += 1
+    return _FACT_IDS
 
 
 def unavailable() -> str | None:
@@ -751,6 +789,7 @@ class DurableCompiled:
         self.rb = rb
         self.lock = threading.Lock()
         self.sids = itertools.count(1)
+        self.open_sids: dict[int, str] = {}  # the open sessions' ids, by fnv1a32 (DurableSession)
         # what residual joins whose tests do not read their own item passed, by their operands' values: the
         # same in every run (semantics.matches), so kept for the compiled rulebase's life
         self.memo: dict[Any, Any] = {}
@@ -824,7 +863,14 @@ class DurableCompiled:
 class DurableSession:
     def __init__(self, compiled: DurableCompiled) -> None:
         self.c = compiled
-        self.sid = f"w{next(compiled.sids)}"
+        # durable-rules finds a session's state by a 32-bit hash of its id alone (getStateNode, state.c): two open
+        # sessions whose ids hash alike would share one state, so an id that hashes like an open session's is skipped
+        with compiled.lock:
+            sid = f"w{next(compiled.sids)}"
+            while fnv1a32(sid) in compiled.open_sids:
+                sid = f"w{next(compiled.sids)}"
+            compiled.open_sids[fnv1a32(sid)] = sid
+        self.sid = sid
         self.values: dict[str, Any] = {}
         self.started = False
         self.touched: set[str] = set()  # rulesets holding state for this session
@@ -832,6 +878,7 @@ class DurableSession:
         # it reads when a step of one of its rules first comes (rules match only on their step's
         # marker), so a run of one rule (a rule case) loads only that rule's ruleset
         self.waiting: dict[str, list[dict[str, Any]]] = {}
+        self.facts = 0  # facts asserted, each with the next of fact_ids
         compiled.collect[self.sid] = []
 
     def _assert(self, shard: _Shard, facts: list[dict[str, Any]]) -> None:
@@ -839,9 +886,16 @@ class DurableSession:
         only on an assert, so a ruleset that was given nothing has nothing new to report).
         """
         if facts:
-            self.c.host.assert_facts(shard.name, [dict(f, sid=self.sid) for f in facts])
+            ids = self._ids(len(facts))
+            self.c.host.assert_facts(shard.name, [dict(f, sid=self.sid, id=i) for f, i in zip(facts, ids, strict=True)])
             self.touched.add(shard.name)
             self._check(shard)
+
+    def _ids(self, n: int) -> list[str]:
+        """The next ``n`` fact ids of this session (fact_ids: no two hash alike)."""
+        start = self.facts
+        self.facts += n
+        return fact_ids(self.facts)[start : self.facts]
 
     def assert_values(self, values: Mapping[str, Any]) -> None:
         for name, value in values.items():
@@ -873,7 +927,7 @@ class DurableSession:
             for shard in self.c.shards:
                 if step in shard.steps:
                     self._assert(shard, self.waiting.pop(shard.name, []))
-                    self.c.host.assert_fact(shard.name, {"sid": self.sid, "t": "s", "k": step})
+                    self.c.host.assert_fact(shard.name, {"sid": self.sid, "id": self._ids(1)[0], "t": "s", "k": step})
                     self.touched.add(shard.name)
                     self._check(shard)
         env = S.Env(self.values, self.c.rb.catalogs, {})
@@ -914,8 +968,10 @@ class DurableSession:
                 if shard.name in self.touched:
                     # durable-rules crashes deleting a state in which no rule has fired yet: the
                     # closing fact makes one fire first
-                    self.c.host.assert_fact(shard.name, {"sid": self.sid, "t": "x"})
+                    self.c.host.assert_fact(shard.name, {"sid": self.sid, "id": self._ids(1)[0], "t": "x"})
                     self.c.host.delete_state(shard.name, self.sid)
+            if self.c.open_sids.get(fnv1a32(self.sid)) == self.sid:
+                del self.c.open_sids[fnv1a32(self.sid)]
         self.touched.clear()
         self.waiting.clear()
         self.c.collect.pop(self.sid, None)
