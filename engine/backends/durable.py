@@ -869,8 +869,8 @@ class DurableSession:
             sid = f"w{next(compiled.sids)}"
             while fnv1a32(sid) in compiled.open_sids:
                 sid = f"w{next(compiled.sids)}"
-            compiled.open_sids[fnv1a32(sid)] = sid
-        self.sid = sid
+            self.sid, self.sid_hash = sid, fnv1a32(sid)
+            compiled.open_sids[self.sid_hash] = sid
         self.values: dict[str, Any] = {}
         self.started = False
         self.touched: set[str] = set()  # rulesets holding state for this session
@@ -970,8 +970,8 @@ class DurableSession:
                     # closing fact makes one fire first
                     self.c.host.assert_fact(shard.name, {"sid": self.sid, "id": self._ids(1)[0], "t": "x"})
                     self.c.host.delete_state(shard.name, self.sid)
-            if self.c.open_sids.get(fnv1a32(self.sid)) == self.sid:
-                del self.c.open_sids[fnv1a32(self.sid)]
+            if self.c.open_sids.get(self.sid_hash) == self.sid:
+                del self.c.open_sids[self.sid_hash]
         self.touched.clear()
         self.waiting.clear()
         self.c.collect.pop(self.sid, None)
