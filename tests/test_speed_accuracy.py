@@ -22,7 +22,7 @@ _spec.loader.exec_module(run)
 # (points, median low, median high, within 1.25x at least), as benchmarks/speed-accuracy/README.md states them
 STATED = {
     ("tune", "training"): (16, 0.95, 1.05, 15),
-    ("held-back", "training"): (12, 0.95, 1.05, 8),
+    ("held-back", "training"): (12, 0.95, 1.05, 10),
     ("held-back", "serving"): (15, 0.9, 1.05, 12),
 }
 
@@ -87,3 +87,11 @@ def test_fp8_gains_less_where_attention_is_more_of_the_work():
             speedup[seq] = fp8 / bf16
     assert 1.2 < speedup[512] < 1.6, speedup
     assert 0.8 < speedup[32768] < 1.2 and speedup[32768] < speedup[512] - 0.2, speedup
+
+
+def test_long_sequences_are_not_timed_much_faster_than_measured(rows):
+    """At 32,768 tokens attention is most of a token's FLOPs and runs at a lower share of the peak than the GEMMs
+    (const.attention_flops_utilization): timed at the GEMMs' rate, MPT-7B and 13B came out 1.36-1.39x too fast."""
+    long = [r for r in rows if r["id"].endswith("-s32768")]
+    assert len(long) >= 4
+    assert all(r["ratio"] <= 1.15 for r in long), [(r["id"], round(r["ratio"], 2)) for r in long]
