@@ -866,11 +866,13 @@ class DurableSession:
         # durable-rules finds a session's state by a 32-bit hash of its id alone (getStateNode, state.c): two open
         # sessions whose ids hash alike would share one state, so an id that hashes like an open session's is skipped
         with compiled.lock:
-            sid = f"w{next(compiled.sids)}"
-            while fnv1a32(sid) in compiled.open_sids:
+            while True:
                 sid = f"w{next(compiled.sids)}"
-            self.sid, self.sid_hash = sid, fnv1a32(sid)
-            compiled.open_sids[self.sid_hash] = sid
+                sid_hash = fnv1a32(sid)
+                if sid_hash not in compiled.open_sids:
+                    break
+            self.sid, self.sid_hash = sid, sid_hash
+            compiled.open_sids[sid_hash] = sid
         self.values: dict[str, Any] = {}
         self.started = False
         self.touched: set[str] = set()  # rulesets holding state for this session
