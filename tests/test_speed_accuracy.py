@@ -22,7 +22,7 @@ _spec.loader.exec_module(run)
 # (points, median low, median high, within 1.25x at least), as benchmarks/speed-accuracy/README.md states them
 STATED = {
     ("tune", "training"): (16, 0.95, 1.05, 15),
-    ("held-back", "training"): (12, 0.95, 1.05, 10),
+    ("held-back", "training"): (12, 0.95, 1.05, 11),
     ("held-back", "serving"): (15, 0.9, 1.05, 14),
 }
 
@@ -91,7 +91,28 @@ def test_fp8_gains_less_where_attention_is_more_of_the_work():
 
 def test_long_sequences_are_not_timed_much_faster_than_measured(rows):
     """At 32,768 tokens attention is most of a token's FLOPs and runs at a lower share of the peak than the GEMMs
-    (const.attention_flops_utilization): timed at the GEMMs' rate, MPT-7B and 13B came out 1.36-1.39x too fast."""
+    (const.attention_flops_utilization): timed at the GEMMs' rate, MPT-7B and 13B came out 1.36-1.39x too fast, and
+    1.13-1.14x with the attention at its own rate but its checkpointed forward not run again."""
     long = [r for r in rows if r["id"].endswith("-s32768")]
     assert len(long) >= 4
-    assert all(r["ratio"] <= 1.15 for r in long), [(r["id"], round(r["ratio"], 2)) for r in long]
+    assert all(r["ratio"] <= 1.05 for r in long), [(r["id"], round(r["ratio"], 2)) for r in long]
+
+
+def test_checkpointing_reruns_the_attention_forward():
+    """With activation checkpointing the attention's forward runs again (train_rate, knowledge/formulas.yaml): a third
+    more attention time, which at 32,768 tokens is most of a token's time and at 2,048 a few percent. MosaicML's
+    MPT-7B at 32,768 tokens, checkpointed, is timed at 0.96 of its measured speed (1.14 before)."""
+    from engine import Recommender
+
+    w = yaml.safe_load((BENCH / "workloads" / "mosaic-h100-bf16-mpt-7b-s32768.yaml").read_text())
+    assert w["gradient_checkpointing"] is True
+    slowdown = {}
+    with Recommender() as rec:
+        for seq in (2048, 32768):
+            on = rec.recommend({**w, "sequence_length": seq}).values["perf.train_tokens_per_s"]
+            off = rec.recommend({**w, "sequence_length": seq, "gradient_checkpointing": False}).values[
+                "perf.train_tokens_per_s"
+            ]
+            slowdown[seq] = on / off
+    assert 0.95 < slowdown[2048] < 1.0, slowdown
+    assert 0.75 < slowdown[32768] < 0.9, slowdown
