@@ -932,13 +932,15 @@ class DurableSession:
                     self.c.host.assert_fact(shard.name, {"sid": self.sid, "id": self._ids(1)[0], "t": "s", "k": step})
                     self.touched.add(shard.name)
                     self._check(shard)
-        env = S.Env(self.values, self.c.rb.catalogs, {})
+        # the values stay put while a step matches: a let's expansion in a ref is kept for the items it reads
+        lets: dict[Any, Any] = {}
+        env = S.Env(self.values, self.c.rb.catalogs, {}, lets)
         out: list[Match] = []
         memo = self.c.memo  # which items the residual joins passed, by their operands' values (semantics.matches)
         for rule, item_ids in found:
             assert rule.plan is not None
             items = {a: self.c.rb.catalogs[rule.plan.catalogs_by_alias[a]].items[i] for a, i in item_ids.items()}
-            bound = S.Env(self.values, self.c.rb.catalogs, items)
+            bound = S.Env(self.values, self.c.rb.catalogs, items, lets)
             if not all(S.item_passes((f,), items[a], bound) for a, f in rule.plan.checks):
                 continue
             for full in S.matches(rule.plan.residual, bound, rule.variant.required, memo):

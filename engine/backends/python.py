@@ -29,7 +29,8 @@ class PythonSession:
 
     def match(self, step: int) -> list[Match]:
         """Every match of the rules scheduled at ``step``."""
-        env = S.Env(self._values, self._compiled.catalogs, {})
+        # the values stay put while a step matches: a let's expansion in a ref is kept for the items it reads
+        env = S.Env(self._values, self._compiled.catalogs, {}, {})
         out = []
         # what a condition that reads no item says is the same in every variant that has it (the variants of
         # an 'any' share their other conditions, a rule's those of its base): asked once a step

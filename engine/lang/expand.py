@@ -14,10 +14,13 @@ import ast
 from collections.abc import Mapping
 from typing import TypeVar
 
-from .expr import WORDS, Expr, ExprError, dotted, names_of
+from .expr import LET_MARK, WORDS, Expr, ExprError, LetMark, dotted, names_of
 from .ir import LIST_FIELD, Formula
 
 _N = TypeVar("_N", bound=ast.AST)
+
+# the fewest nodes a let's expanded tree has for Expander to mark it (Expander._mark)
+_MARKED_SIZE = 8
 
 
 def clone(node: _N) -> _N:
@@ -89,8 +92,19 @@ class Expander:
                 done = _Substitute(self, {}, ()).visit(clone(self.lets[name].tree.body))
             finally:
                 self._expanding.discard(name)
+            self._mark(name, done)
             self._lets_done[name] = done
         return done
+
+    def _mark(self, name: str, tree: ast.expr) -> None:
+        """Mark a let's expanded tree (``expr.LetMark``) with the aliases it reads, so that an evaluator
+        may compute it once for the items bound to them. Only a tree with some work in it: reading a
+        value or two costs less than looking one up.
+        """
+        if self.aliases is None or sum(1 for _ in ast.walk(tree)) < _MARKED_SIZE:
+            return
+        items = tuple(sorted({n.split(".")[0] for n in names_of(tree)} & set(self.aliases)))
+        tree.__dict__[LET_MARK] = LetMark(name, items)
 
 
 class _Arg:

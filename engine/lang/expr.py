@@ -234,6 +234,25 @@ _CMPOPS = {
 }
 
 
+# the attribute of an expanded tree's node that marks it as a let's expression (lang.expand)
+LET_MARK = "gpusizer_let"
+
+
+@dataclass(frozen=True, eq=False)
+class LetMark:
+    """A let's expression where planning put it in place of the let's name, in a condition's ref: the
+    let it is and the item aliases it reads. Its value is the same wherever those items and the
+    attributes are the same, which lets an evaluator keep it (``Expr.bind``'s ``let_hook``); one mark
+    per let of a rule, so equal marks are the same let.
+    """
+
+    name: str
+    items: tuple[str, ...]
+
+
+LetHook = Callable[[LetMark, Getter], Getter]
+
+
 @dataclass(frozen=True, eq=False)
 class Expr:
     """A parsed, checked expression."""
@@ -245,16 +264,25 @@ class Expr:
     # ``parse`` admits them only where its caller knows such names, and planning expands them
     calls: tuple[tuple[str, int], ...] = ()
 
-    def bind(self, resolve: Resolver, tables: CatalogTable | None = None, *, budgeted: bool = True) -> Getter:
+    def bind(
+        self,
+        resolve: Resolver,
+        tables: CatalogTable | None = None,
+        *,
+        budgeted: bool = True,
+        let_hook: LetHook | None = None,
+    ) -> Getter:
         """Compile to a closure; ``resolve(dotted)`` turns a name into a getter and ``tables`` reads
         the catalogs for the catalog functions (without it, calling one is an error). Evaluations in
         one ``env`` mapping share one budget of work (see the module's docstring); with
         ``budgeted=False`` the caller runs the getter inside a :class:`Budget` of its own.
+        ``let_hook(mark, getter)`` may wrap the getter of each let expansion planning marked (a
+        :class:`LetMark`), to keep its value where the caller knows it cannot change.
         """
         if self.calls:
             name, col = self.calls[0]
             raise ExprError(f"'{name}' is not expanded: a formula is called outside a rule", col)
-        getter = _Compiler(resolve, tables).compile(self.tree.body)
+        getter = _Compiler(resolve, tables, let_hook).compile(self.tree.body)
         return _budgeted(getter) if budgeted else getter
 
     @property
@@ -732,9 +760,10 @@ class _Compiler:
     Evaluating is calling the closures: no source is generated or executed.
     """
 
-    def __init__(self, resolve: Resolver, tables: CatalogTable | None = None) -> None:
+    def __init__(self, resolve: Resolver, tables: CatalogTable | None = None, let_hook: LetHook | None = None) -> None:
         self.resolve = resolve
         self.tables = tables
+        self.let_hook = let_hook
         self._literal: dict[int, bool] = {}  # id(node) -> literal(node), for the tree being compiled
 
     def literal(self, node: ast.AST) -> bool:
@@ -759,6 +788,10 @@ class _Compiler:
         operator = isinstance(node, (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Call))
         if operator and self.literal(node):
             return _folded(getter)
+        if self.let_hook is not None:
+            mark = node.__dict__.get(LET_MARK)
+            if mark is not None:
+                return self.let_hook(mark, getter)
         return getter
 
     def c_Constant(self, node: Any) -> Getter:

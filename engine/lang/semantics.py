@@ -135,10 +135,13 @@ class Env:
     values: Mapping[str, Value]  # attributes that have a value
     catalogs: Mapping[str, Catalog]
     items: Mapping[str, Item]
+    # the values of let expansions in refs (expr.LetMark), by the let and the items it reads: given by a
+    # caller whose attribute values do not change while it lives (a backend's match of one step)
+    lets: dict[Any, Any] | None = None
 
     def with_item(self, alias: str, item: Item) -> Env:
         """The same values with one more item bound."""
-        return Env(self.values, self.catalogs, {**self.items, alias: item})
+        return Env(self.values, self.catalogs, {**self.items, alias: item}, self.lets)
 
     def lookup(self, dotted: str) -> Any:
         """The value of a name in a ref: an item's field, or an attribute (and a record's field)."""
@@ -179,10 +182,35 @@ def _compiled(expr: X.Expr) -> X.Getter:
         if name is not None and name not in X.WORDS:  # one name alone (most refs): no evaluation budget to keep
             getter = _lookup(name)
         else:
-            getter = expr.bind(_lookup)
+            getter = expr.bind(_lookup, let_hook=_kept_let)
         with _COMPILED_LOCK:
             getter = _COMPILED.setdefault(expr, getter)
     return getter
+
+
+_UNSEEN: Any = object()
+
+
+def _kept_let(mark: X.LetMark, getter: X.Getter) -> X.Getter:
+    """A let's expansion in a ref, computed once for the items it reads where the Env keeps lets' values
+    (``Env.lets``): the attributes are final and the same while one Env's lets live, so the let gives
+    the same value for the same items. A fault is not kept: it is raised again where it is met again.
+    """
+    aliases = mark.items
+
+    def run(d: Any) -> Any:
+        env: Env = d[_ENV]
+        kept = env.lets
+        if kept is None:
+            return getter(d)
+        items = env.items
+        key = (mark, *[id(items.get(a)) for a in aliases])
+        value = kept.get(key, _UNSEEN)
+        if value is _UNSEEN:
+            value = kept[key] = getter(d)
+        return value
+
+    return run
 
 
 def _lookup(dotted: str) -> X.Getter:
