@@ -15,6 +15,11 @@
 4. What a 100,000-case sweep takes at the measured rates: here, and extrapolated to 16 and 64
    cores at the measured efficiency (an estimate, not a measurement).
 Targets (from the project's issue): (2) at least 50 cases/s per core; (3) at least 80% of linear.
+
+Compare figures of one run, not of two: the same tree's rates move by up to a third between processes
+that differ only in their environment (on a 2-core machine, setting an unrelated environment variable
+took durable-rules' mixed-set case from 44 to 74 ms), which is why each section times its
+alternatives in the same process.
 """
 
 from __future__ import annotations
