@@ -335,9 +335,9 @@ def test_a_let_read_by_several_joins_gives_what_its_expression_gives(build):
     kept = """id: triple
 summary: triples where q and r are both larger than a weighted p.
 when:
-  - x: {exists: true}
   - item: thing
     as: p
+  - x: {exists: true}
   - item: thing
     as: q
     where:
