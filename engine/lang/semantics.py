@@ -362,7 +362,7 @@ class _Join:
                 value = self._shared(t)
                 if value is ABSENT:
                     return ()  # eq against no value holds for no item
-                key = _index_key(value)
+                key = same_key(value)
                 if key is not None:
                     return _index(catalog, f.field).get(key, ())
         return catalog.items.values()
@@ -494,7 +494,7 @@ def _value_key(value: Any) -> Any:
     return None
 
 
-def _index_key(value: Any) -> tuple[str, Any] | None:
+def same_key(value: Any) -> tuple[str, Any] | None:
     """The key under which ``same`` finds a scalar (1 and 1.0 share one; True and 1 do not)."""
     k = kind(value)
     return (k, value) if k in ("number", "text", "boolean") else None
@@ -530,7 +530,7 @@ def _index(catalog: Catalog, fieldname: str) -> dict[tuple[str, Any], list[Item]
     def make() -> dict[tuple[str, Any], list[Item]]:
         index: dict[tuple[str, Any], list[Item]] = {}
         for item in catalog.items.values():
-            key = _index_key(field_value(item, fieldname))
+            key = same_key(field_value(item, fieldname))
             if key is not None:
                 index.setdefault(key, []).append(item)
         return index

@@ -191,6 +191,66 @@ source: {{doc: test}}
     assert pairs("{label: {eq: big}}") == ["a=c", "b=c", "c=c"]
 
 
+def test_joins_that_ask_for_an_attribute_value_match_the_items_with_that_value(build):
+    """Joins whose tests ask a field to equal an attribute's value, or one of a few literals (a backend may assert
+    only the items they allow, as each rule's step comes): at two strata, numbers equal across int and float, a
+    boolean, a negated join of the same kind, and no value, no item."""
+
+    def rule(rid: str, when: str, then: str) -> str:
+        return f"id: {rid}\nsummary: s.\nwhen:\n{when}\nthen:\n{then}\nsource: {{doc: test}}\n"
+
+    rules = {
+        "by-label": rule(
+            "by-label",
+            "  - item: thing\n    as: t\n    where:\n      label: {ref: s}",
+            "  hits: 'label:{t.id}'\n  level1: t.size + 4",
+        ),
+        "by-size": rule(
+            "by-size", "  - item: thing\n    as: t\n    where:\n      size: {ref: level1}", "  hits: 'size:{t.id}'"
+        ),
+        "by-x": rule("by-x", "  - item: thing\n    as: t\n    where:\n      size: {ref: x}", "  hits: 'x:{t.id}'"),
+        "in-list": rule(
+            "in-list",
+            "  - item: thing\n    as: t\n    where:\n      label: {in: [small, big]}\n      flag: {ref: b}",
+            "  hits: 'in:{t.id}'",
+        ),
+        "none-labelled": rule(
+            "none-labelled",
+            "  - s: {exists: true}\n  - not: {item: thing, as: t, where: {label: {ref: s}}}",
+            "  hits: none",
+        ),
+    }
+    rec = build(rules)
+    # a is small (size 1, so level1 5 finds b); x 5.0 finds b's 5; a is small with its flag true
+    assert _matched(rec, {"s": "small", "x": 5.0, "b": True}) == ["in:a", "label:a", "size:b", "x:b"]
+    # no thing is huge (no level1, so by-size has nothing to ask for); c has no flag, so flag false finds none
+    assert _matched(rec, {"s": "huge", "x": 10, "b": False}) == ["none", "x:c"]
+    # b is mid (size 5, so level1 9, which no thing has); no b given: no flag to ask for
+    assert _matched(rec, {"s": "mid", "x": 2}) == ["label:b"]
+
+
+IN_BESIDE_REFS = [
+    ("{label: {in: [small, big]}, flag: {ref: b}}", [({"b": False}, []), ({"b": True}, ["a"])]),
+    ("{flag: {ref: b}, label: {in: [small, big]}}", [({"b": False}, []), ({"b": True}, ["a"])]),
+    ("{size: {in: [1, 10]}, flag: {ref: b}}", [({"b": False}, []), ({"b": True}, ["a"])]),
+    ("{label: {in: [small, big], ne: {ref: s}}}", [({"s": "small"}, ["c"])]),
+    ("{label: {ne: {ref: s}, in: [small, big]}}", [({"s": "small"}, ["c"])]),
+    ("{label: {in: [small, big], eq: {ref: s}}}", [({"s": "big"}, ["c"]), ({"s": "mid"}, [])]),
+    ("{label: {in: [small, big]}, size: {ref: x}}", [({"x": 5}, []), ({"x": 1}, ["a"])]),
+    ("{label: {in: [small, big]}, cost: {ne: {ref: y}}}", [({"y": 10}, ["c"])]),
+]
+
+
+@pytest.mark.parametrize("where,cases", IN_BESIDE_REFS, ids=[w for w, _ in IN_BESIDE_REFS])
+def test_an_in_list_beside_reference_tests_in_either_order(build, where, cases):
+    """An 'in' list of an item's field with tests against attributes' values, in either order: every test
+    holds for the items matched (durable-rules passed items that failed a test written after the list)."""
+    rule = f"id: r\nsummary: s.\nwhen:\n  - item: thing\n    as: t\n    where: {where}\nthen:\n  hits: '{{t.id}}'\n"
+    rec = build({"r": rule + "source: {doc: test}\n"})
+    for values, want in cases:
+        assert _matched(rec, values) == want, values
+
+
 def test_negated_join(build):
     rule = """id: no-big
 summary: no thing is bigger than x.
