@@ -37,8 +37,12 @@ property name is ``id`` or ``sid``):
 
 * attribute value ``{t: "a", n: name, ok: 1, v: value}`` plus ``vn: value`` for a number, and
   ``len: count`` for a list; an attribute known to have no value is ``{t: "a", n: name, ok: 0}``;
-* list member ``{t: "m", n: name, v: member}``, one per distinct scalar member;
-* catalog item ``{t: "i", c: catalog, f_<field>: value, ...}`` (absent fields left out);
+* list member ``{t: "m", n: name, v: member}``, one per distinct scalar member, asserted only into a ruleset
+  with a pattern that tests the list's members;
+* catalog item ``{t: "i", c: catalog, f_<field>: value, ...}`` (absent fields left out, and only the fields the
+  ruleset's patterns read); a catalog that every pattern of a ruleset tests for equality (to a literal or an
+  attribute's value) has only the items those values allow asserted, at the step of each rule (``_Keyed``),
+  the others every item, when the ruleset's first step comes;
 * step marker ``{t: "s", k: step}``: a rule's patterns include the marker of its step, so it
   matches only once everything it reads is final;
 * closing fact ``{t: "x"}``: a rule of every ruleset fires on it before the session's state is
