@@ -283,11 +283,16 @@ class RuleGen:
             where = {}
             for _ in range(r.randint(0, 3)):
                 field, ftype = r.choice(self.catalogs[catalog])
-                where[field] = (
-                    {r.choice(["gt", "lte", "eq"]): {"ref": self.expr(2, tuple(aliases[:-1]))}}
-                    if r.random() < 0.3
-                    else self.test({"integer": "number", "boolean": "bool", "string": "text"}.get(ftype, "number"))
-                )
+                kind = {"integer": "number", "boolean": "bool", "string": "text"}.get(ftype, "number")
+                pick = r.random()
+                if pick < 0.3:
+                    where[field] = {r.choice(["gt", "lte", "eq"]): {"ref": self.expr(2, tuple(aliases[:-1]))}}
+                elif pick < 0.45 and self.names[kind]:
+                    # a field equal (or not) to an attribute of its kind, which durable-rules joins in its network,
+                    # beside the other tests (after an 'in' list it passed items that failed such a test once)
+                    where[field] = {r.choice(["eq", "ne"]): {"ref": r.choice(self.names[kind])}}
+                else:
+                    where[field] = self.test(kind)
             return {"item": catalog, "as": alias, "where": where}
         if pick == 7 and depth == 0:
             inner = self.condition([], depth + 1)
