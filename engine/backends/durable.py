@@ -26,7 +26,9 @@ say reaches one of durable-rules' limits or quirks:
   would not bind one item to two aliases, and its ``$not`` would overlook the bound item;
 * ``in`` lists longer than ``IN_LIST_MAX`` stay residual (a node with 511 successors makes
   durable-rules loop forever), and so does anything past 16 patterns in one rule
-  (``MAX_MESSAGE_FRAMES``);
+  (``MAX_MESSAGE_FRAMES``); a shorter one (an ``$or``) goes after the pattern's other tests, since
+  after an ``$or`` that held durable-rules passed facts that failed a later reference test
+  (``_ors_last``);
 * rules are spread over several rulesets (*shards*), none with more than ``SHARD_RULES`` rules
   or ``SHARD_NAMES`` attribute names, so that no node of a network has more successors than
   durable-rules' fixed tables hold (``NEXT_LIST_LENGTH 128``, ``BETA_LIST_LENGTH 256``,
