@@ -264,9 +264,9 @@ def test_a_case_that_crashes_its_worker_is_an_error_row_and_the_others_finish(re
 
     config, tasks = _tasks(recommender, tmp_path, 5)
     rows = {r["case"]: r for r in run_local(config, tasks, 2, total=len(tasks), timeout=60, fn=crashing)}
-    assert sorted(rows) == [t.case for t in tasks]
-    assert rows[CRASH]["status"] == "crashed"
-    assert "SIGSEGV" in rows[CRASH]["error"]
+    assert sorted(rows) == [t.case for t in tasks], rows
+    assert rows[CRASH]["status"] == "crashed", rows
+    assert "SIGSEGV" in rows[CRASH]["error"], rows
     assert all(r["status"] == "ok" for c, r in rows.items() if c != CRASH), rows
 
 
@@ -277,8 +277,8 @@ def test_a_case_that_hangs_is_stopped_at_the_timeout_and_the_others_finish(recom
 
     config, tasks = _tasks(recommender, tmp_path, 4)
     rows = {r["case"]: r for r in run_local(config, tasks, 2, total=len(tasks), timeout=5, fn=hanging)}
-    assert sorted(rows) == [t.case for t in tasks]
-    assert rows[HANG]["status"] == "timeout" and "longer than 5 s" in rows[HANG]["error"]
+    assert sorted(rows) == [t.case for t in tasks], rows
+    assert rows[HANG]["status"] == "timeout" and "longer than 5 s" in rows[HANG]["error"], rows
     assert all(r["status"] == "ok" for c, r in rows.items() if c != HANG), rows
 
 
