@@ -181,6 +181,10 @@ def _literal_kind(value: Any) -> str | None:
     return {"number": "number", "text": "string", "boolean": "boolean"}.get(k or "")
 
 
+# an attribute's declared type as the kind of value ``_literal_kind`` names (the types an equality can key on)
+_KIND_OF_TYPE = {"string": "string", "boolean": "boolean", "number": "number", "integer": "number"}
+
+
 def _declared_ok(declared: str | None, literal: Any) -> bool:
     """The literal is of the kind the tested value is declared to hold (and short enough to match)."""
     if isinstance(literal, str) and len(literal) > MAX_TEXT:
@@ -271,18 +275,14 @@ class _Translator:
             operand = translated.get(_fprop(fieldname))
             if not (isinstance(operand, dict) and len(operand) == 1 and list(operand.values()) == ["v"]):
                 return None
-            name = X.dotted(t.operand.expr.tree.body)
-            attr = self.attributes.get(name or "")
-            if attr is None or {"string": "string", "boolean": "boolean"}.get(attr.type, "number") != kind:
-                return None
-            if attr.type not in ("string", "boolean", "number", "integer"):
-                return None
-            return (fieldname, "attr", attr.name)
+            attr = self.attributes.get(X.dotted(t.operand.expr.tree.body) or "")
+            declared = _KIND_OF_TYPE.get(attr.type) if attr is not None else None
+            return (fieldname, "attr", attr.name) if attr is not None and declared == kind else None
         else:
             return None
         if not values or any(_literal_kind(v) != kind for v in values):
             return None
-        return (fieldname, "lit", tuple(_match_key(safe(v)) for v in values))
+        return (fieldname, "lit", tuple(S.same_key(safe(v)) for v in values))
 
     def uniform(self, catalog: str, fieldname: str) -> str | None:
         """The one kind (string, number, boolean) of every value the catalog's items give the field, or None. An
@@ -878,19 +878,6 @@ def _item_fact(shard: _Shard, catalog: str, item: Item) -> dict[str, Any]:
     return safe(fact)  # type: ignore[no-any-return]
 
 
-def _match_key(value: Any) -> Any:
-    """A value (as ``safe`` gives it to durable-rules) as the key equal values share: numbers by their
-    value (1 and 1.0 alike), text and true/false as themselves; None for anything else.
-    """
-    if isinstance(value, bool):
-        return ("b", value)
-    if isinstance(value, (int, float)):
-        return ("n", float(value))
-    if isinstance(value, str):
-        return ("s", value)
-    return None
-
-
 def _field(item: Item, name: str) -> Any:
     return safe(item.get(name))
 
@@ -913,13 +900,13 @@ class _Keyed:
         for i, item in enumerate(items):
             self.facts.append(_item_fact(shard, catalog, item))
             for name in wanted:
-                self.index.setdefault(name, {}).setdefault(_match_key(_field(item, name)), []).append(i)
+                self.index.setdefault(name, {}).setdefault(S.same_key(_field(item, name)), []).append(i)
 
     def allowed(self, wants: tuple[Want, ...], values: Mapping[str, Any]) -> list[int]:
         """The positions of the items whose fields give what ``wants`` ask, with these attribute values."""
         found: set[int] | None = None
         for name, how, what in wants:
-            keys = what if how == "lit" else ((_match_key(safe(values[what])),) if what in values else ())
+            keys = what if how == "lit" else ((S.same_key(safe(values[what])),) if what in values else ())
             at = self.index[name]
             here = {i for k in keys for i in at.get(k, ())}
             found = here if found is None else found & here
