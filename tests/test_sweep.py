@@ -270,6 +270,29 @@ def test_a_case_that_crashes_its_worker_is_an_error_row_and_the_others_finish(re
     assert all(r["status"] == "ok" for c, r in rows.items() if c != CRASH), rows
 
 
+def test_a_crash_is_named_when_the_pool_reaps_the_dead_process_first():
+    # a broken pool's own thread joins its processes while the case's own wait joins them too: the wait that
+    # loses the race finds no child, returns at once, and the exit code appears a moment later, set by the
+    # other thread (a crash row once said "it ended abruptly" in a full parallel test run for this)
+    import threading
+    import time
+
+    from engine.sweep.execute import _death
+
+    class Reaped:
+        exitcode = None
+
+        def join(self, timeout=None):
+            return None  # its child was reaped by the other thread: nothing to wait for
+
+    dead = Reaped()
+    threading.Timer(0.3, setattr, (dead, "exitcode", -11)).start()
+    t = time.monotonic()
+    assert _death([dead], patience=10) == "killed by SIGSEGV"
+    assert time.monotonic() - t < 5
+    assert _death([Reaped()], patience=0.2) == "it ended abruptly"  # never set: unnamed, after the patience
+
+
 def test_a_case_that_hangs_is_stopped_at_the_timeout_and_the_others_finish(recommender, tmp_path):
     from sweep_helpers import HANG, hanging
 

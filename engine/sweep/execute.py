@@ -103,6 +103,11 @@ def _death(processes: list[Any], patience: float = 30.0) -> str:
     for p in processes:
         p.join(max(deadline - time.monotonic(), 0.1))
         code = p.exitcode
+        # the broken pool's own thread reaps its processes too: where it reaped this one first, this thread's
+        # wait found no child and returned at once, and the exit code is that thread's to set a moment later
+        while code is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+            code = p.exitcode
         if code is not None and code != 0:
             if code < 0:
                 try:
