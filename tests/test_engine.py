@@ -541,3 +541,32 @@ def test_durable_asserts_only_the_catalog_items_its_patterns_can_match(example, 
     assert 0 < len(by_catalog.get("activation_profile", ())) + len(by_catalog.get("vision_profile", ())) <= 8
     assert len(by_catalog.get("model", ())) <= 1
     assert len(asserted) < whole / 2, (len(asserted), whole)
+
+
+@pytest.mark.parametrize("example", ["serving-llama3-70b-200-users.yaml", "large-model-training-llama2-13b.yaml"])
+def test_lets_kept_from_the_rules_last_firing_are_those_a_firing_alone_computes(example):
+    """A firing takes the lets of the groups that read none of the items that changed since the rule's
+    last firing from that firing's frame (session._Run._frame); each firing of a run, fired again alone
+    in a fresh run on the same final values (every group computed), has the same lets and outputs."""
+    from engine.run.combine import canonical
+    from engine.run.session import _Run
+
+    with Recommender() as rec:
+        rb = rec.rulebase
+        outcome = rec.runner.run(rec.load(ROOT / "examples" / example))
+    reused = 0
+    last: dict[str, dict] = {}
+    for firing in outcome.firings:
+        rule = rb.rules[firing.rule]
+        items = {a: rb.catalogs[c].items[i] for a, (c, i) in firing.items.items()}
+        alone = _Run(rb, {})
+        alone.values = dict(outcome.values)
+        alone.fire(rule, rule.variants[0].required, items)
+        (again,) = alone.firings
+        assert canonical(again.lets_dict()) == canonical(firing.lets_dict()), firing.rule
+        assert canonical(again.outputs) == canonical(firing.outputs), firing.rule
+        before = last.get(firing.rule)
+        if before is not None and any(before[a] == firing.items[a] for a in firing.items):
+            reused += 1
+        last[firing.rule] = dict(firing.items)
+    assert reused > 20, reused  # the runs do take lets from earlier firings of their rules

@@ -169,22 +169,22 @@ class Env:
 
 
 _ENV = "$env"  # where a compiled ref finds the Env it is evaluated in
-# a ref's expression, compiled once; an Expr hashes by identity, and a rulebase let go frees its entries
-_COMPILED: weakref.WeakKeyDictionary[X.Expr, X.Getter] = weakref.WeakKeyDictionary()
-_COMPILED_LOCK = threading.Lock()
+# where a ref's expression keeps its compiled getter: in the Expr's own __dict__ (as functools.cached_property
+# keeps a value), so it is found with one look-up and goes with the expression (and its rulebase)
+_GETTER = "semantics_getter"
 
 
 def _compiled(expr: X.Expr) -> X.Getter:
     """The expression compiled once, reading names from the Env under ``_ENV`` when evaluated."""
-    getter = _COMPILED.get(expr)
+    kept = expr.__dict__
+    getter: X.Getter | None = kept.get(_GETTER)
     if getter is None:
         name = X.dotted(expr.tree.body)
         if name is not None and name not in X.WORDS:  # one name alone (most refs): no evaluation budget to keep
             getter = _lookup(name)
         else:
             getter = expr.bind(_lookup, let_hook=_kept_let)
-        with _COMPILED_LOCK:
-            getter = _COMPILED.setdefault(expr, getter)
+        getter = kept.setdefault(_GETTER, getter)  # two threads that compiled it at once keep the same one
     return getter
 
 

@@ -111,6 +111,11 @@ class LetGroup:
     # firing copies the values computed for its items in one step
     span: tuple[int, int]
 
+    @functools.cached_property
+    def mask(self) -> int:
+        """The bits ``1 << slot`` of the items it reads: a firing whose changed items share none has its values."""
+        return sum(1 << slot for slot in self.item_slots)
+
     def key(self, frame: list[Any]) -> Any:
         """What tells the firings that share the group's values apart: the identities of the items it reads."""
         slots = self.item_slots

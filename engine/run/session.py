@@ -251,11 +251,14 @@ class _Run:
         # when a second firing of the rule binds the same items (two alternatives of an 'any')
         self.seen: dict[tuple[str, tuple[tuple[str, tuple[str, str]], ...]], list[Any]] = {}
         self._items_keys: dict[int, str] = {}  # canonical(firing.items) by firing index, once asked for
+        self._places: dict[str, dict[str, str]] = {}  # a list catalog -> its members' places as text (_place)
         # a let group (by id: the rulebase holds it) -> the ids of the items it reads -> its values (_lets)
         self.memo: dict[int, dict[Any, list[Any]]] = {}
         # a rule and its variant's required attributes (by ids: the rulebase holds both) -> the rule's frame
         # with the attribute values filled in, and the values of those attributes (fire)
         self.read: dict[tuple[int, int], tuple[list[Any], dict[str, Any]]] = {}
+        # a rule (by id) -> the frame of its last firing whose lets were all computed (fire)
+        self.last: dict[int, list[Any]] = {}
 
     def set(self, name: str, value: Any) -> None:
         if value is S.ABSENT:
@@ -276,13 +279,11 @@ class _Run:
                 template[i] = values[name]
             known = self.read[at] = (template, {name: values[name] for name in required})
         template, attrs = known
-        layout = rule.frame
-        frame = template.copy()
-        for alias, i in layout.items:
-            frame[i] = items[alias]
+        frame, changed = self._frame(rule, template, items)
         try:
             with X.Budget():  # the firing's lets and conclusions share one budget of work
-                self._lets(rule, frame)
+                self._lets(rule, frame, changed)
+                self.last[id(rule)] = frame
                 outputs: dict[str, Any] = {}
                 for attr, out in rule.outputs:
                     if isinstance(out, tuple):
@@ -295,7 +296,7 @@ class _Run:
         except (ArithmeticError, TypeError, ValueError, KeyError, RecursionError, MemoryError) as exc:
             self.errors.append(rule_error(rule, f"while firing: {type(exc).__name__}: {exc}", items=items))
             return
-        lets = _FrameLets(frame, layout.let_slots)
+        lets = _FrameLets(frame, rule.frame.let_slots)
         item_ids = {a: (i.catalog, i.id) for a, i in items.items()}
         # two alternatives of one rule ('any') can both hold: the same conclusion from the same
         # items is one firing, not two (a 'sum' attribute would otherwise count it twice). Equal
@@ -318,15 +319,41 @@ class _Run:
         for attr, value in outputs.items():
             self.pending.setdefault(attr, []).append(Contribution(rule.id, idx, value, rule.rule.priority))
 
-    def _lets(self, rule: PlannedRule, frame: list[Any]) -> None:
+    def _frame(self, rule: PlannedRule, template: list[Any], items: dict[str, Item]) -> tuple[list[Any], int]:
+        """A firing's frame with its items in place, and the bits ``1 << slot`` of the items that changed since
+        the rule's last firing whose lets were all computed (-1: none was). That firing's frame holds the same
+        attribute values, and the lets of a group that reads none of the changed items have the values they
+        had there: firings come sorted by their items, so a serving plan's next platform keeps its card's and
+        its layout's.
+        """
+        prev = self.last.get(id(rule))
+        slots = rule.frame.items
+        if prev is None:
+            frame = template.copy()
+            for alias, i in slots:
+                frame[i] = items[alias]
+            return frame, -1
+        frame = prev.copy()
+        changed = 0
+        for alias, i in slots:
+            item = items[alias]
+            if frame[i] is not item:
+                frame[i] = item
+                changed |= 1 << i
+        return frame, changed
+
+    def _lets(self, rule: PlannedRule, frame: list[Any], changed: int = -1) -> None:
         """Compute the firing's lets into its frame. A group of lets that reads fewer items than
         the firing binds (the card, not the card and the platform) has the same values in every
         firing of the run that binds the same items, so it is computed once for them: the rule's
         attributes are final before its stratum fires, and an expression reads nothing else. (Its
-        work is charged to the budget of the firing that computed it.)
+        work is charged to the budget of the firing that computed it.) ``changed`` (``_frame``): a group
+        that reads none of the items that changed keeps the values the frame came with.
         """
         memo = self.memo
         for group in rule.let_groups:
+            if not changed & group.mask and changed != -1:
+                continue  # the frame came from a firing with the same items for this group: its values are there
             if not group.shared:
                 for i, let in group.lets:
                     frame[i] = let(frame)
@@ -399,20 +426,20 @@ class _Run:
     def _place(self, catalog: str, item: str) -> str:
         if not catalog.startswith(LIST_PREFIX):
             return item
-        return f"{list(self.rb.catalogs[catalog].items).index(item):09d}"
+        places = self._places.get(catalog)
+        if places is None:  # a list's members by their place, once a run
+            places = self._places[catalog] = {m: f"{i:09d}" for i, m in enumerate(self.rb.catalogs[catalog].items)}
+        return places[item]
 
     def _ordered(self, contribs: list[Contribution]) -> list[Contribution]:
         """Contributions by rule, then items, then value (as canonical text): the value's text is
         made only where two contributions share a rule and items (which needs an 'any').
         """
-        contribs.sort(key=lambda c: (c.rule, self._items_key(c.firing)))
-        tied = any(
-            a.rule == b.rule and self._items_key(a.firing) == self._items_key(b.firing)
-            for a, b in itertools.pairwise(contribs)
-        )
-        if tied:
-            contribs.sort(key=lambda c: (c.rule, self._items_key(c.firing), canonical(c.value)))
-        return contribs
+        keyed = [((c.rule, self._items_key(c.firing)), c) for c in contribs]
+        keyed.sort(key=lambda kc: kc[0])
+        if any(a[0] == b[0] for a, b in itertools.pairwise(keyed)):  # tied: the value's text decides
+            keyed.sort(key=lambda kc: (kc[0], canonical(kc[1].value)))
+        return [c for _, c in keyed]
 
     def _items_of(self, firing: int) -> dict[str, Item]:
         """The catalog items a recorded firing joined."""
@@ -441,7 +468,7 @@ class _Run:
         elif t == "record":
             ok = isinstance(v, dict)
             if ok:
-                ok = all(S.is_number(v.get(k)) or isinstance(v.get(k), bool) for k in attr.key)
+                ok = all(isinstance(v.get(k), (int, float)) for k in attr.key)  # a number, or true or false
             if ok and attr.first_by:
                 ok = isinstance(v.get(attr.first_by), (int, float))  # bool is an int
             if ok and attr.within:
