@@ -965,7 +965,7 @@ class _Compiler:
             return call(values)
 
         fast = _FAST_NUMERIC.get(name)
-        if fast is not None and len(args) == fast[1]:
+        if fast is not None and (len(args) == fast[1] or (fast[1] == 0 and len(args) >= 2)):
             return _numeric_call(fast[0], args, charged)
         if len(args) == 1:
             (a0,) = args
@@ -1008,11 +1008,11 @@ def _floor1(x: Any) -> Any:
 
 # Functions whose call on finite numbers (not true or false) has a short path that gives what the
 # function gives them: the function without its checks of its arguments, which such arguments pass.
-# The name maps to that path and the number of arguments it takes; any other call takes the long
-# path, which defines the meaning (an argument that is text, a list, null, or not finite).
+# The name maps to that path and the number of arguments it takes (0: two or more); any other call takes
+# the long path, which defines the meaning (an argument that is text, a list, null, or not finite).
 _FAST_NUMERIC: dict[str, tuple[Callable[..., Any], int]] = {
-    "min": (min, 2),
-    "max": (max, 2),
+    "min": (min, 0),
+    "max": (max, 0),
     "ceil": (_ceil1, 1),
     "floor": (_floor1, 1),
 }
@@ -1041,6 +1041,19 @@ def _numeric_call(short: Callable[..., Any], args: list[Getter], call: Callable[
             return call([v])
 
         return run1
+    if len(args) > 2:
+
+        def run_n(env: Any) -> Any:
+            values = [a(env) for a in args]
+            for v in values:
+                if not _finite(v):
+                    return call(values)
+            r = short(*values)
+            if _finite(r):
+                return r
+            return call(values)
+
+        return run_n
     a0, a1 = args
 
     def run2(env: Any) -> Any:
