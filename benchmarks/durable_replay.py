@@ -2,8 +2,8 @@
 assert, then replay them through the same rulesets with actions that only count.
 
 Only the benchmark needs this, so it lives here and reaches the backend through its public
-surface: ``DurableCompiled.host`` (whose assert and delete calls are wrapped while recording)
-and ``DurableCompiled.rulesets(action)``.
+surface: ``DurableCompiled.send`` and its host's ``delete_state`` (wrapped while recording) and
+``DurableCompiled.rulesets(action)``.
 """
 
 from __future__ import annotations
@@ -21,25 +21,25 @@ def recording(compiled) -> Iterator[list[tuple[str, Any]]]:
     """Within the block, log every fact the rulebase's sessions assert (the copying is engine time)."""
     log: list[tuple[str, Any]] = []
     host = compiled.host
-    plain_facts, plain_fact, plain_delete = host.assert_facts, host.assert_fact, host.delete_state
+    plain_send, plain_delete = compiled.send, host.delete_state
 
-    def assert_facts(name, facts):
-        log.append(("facts", (name, [dict(f) for f in facts])))
-        return plain_facts(name, facts)
-
-    def assert_fact(name, fact):
-        log.append(("fact", (name, dict(fact))))
-        return plain_fact(name, fact)
+    def send(name, facts, found):
+        if isinstance(facts, list):
+            log.append(("facts", (name, [dict(f) for f in facts])))
+        else:
+            log.append(("fact", (name, dict(facts))))
+        return plain_send(name, facts, found)
 
     def delete_state(name, sid):
         log.append(("delete", (name, sid)))
         return plain_delete(name, sid)
 
-    host.assert_facts, host.assert_fact, host.delete_state = assert_facts, assert_fact, delete_state
+    compiled.send, host.delete_state = send, delete_state
     try:
         yield log
     finally:
-        host.assert_facts, host.assert_fact, host.delete_state = plain_facts, plain_fact, plain_delete
+        del compiled.send  # the method again
+        host.delete_state = plain_delete
 
 
 class _QuietHost(durable.Host):

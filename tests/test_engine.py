@@ -111,21 +111,27 @@ def test_an_error_inside_a_rule_names_the_rule(tmp_path):
     assert "rules/memory/divide.yaml:" in text
 
 
-def test_durable_swallowed_exception_is_detected(recommender):
-    """durable-rules stores an action's exception in the session state; we must not miss it."""
+def test_a_durable_action_that_fails_is_a_rule_error_and_the_engine_goes_on(recommender, monkeypatch):
+    """gpusizer runs durable-rules' actions itself (DurableCompiled.send): one that fails on what the
+    network matched (here told to read an alias its match lacks) raises, the session's states are freed,
+    and the next recommendation is answered as before."""
     compiled = recommender.runner.compiled
-    if not hasattr(compiled, "host"):
-        pytest.skip("only the durable-rules backend swallows exceptions")
-    host = compiled.host
-    original = host.get_state
-    host.get_state = lambda ruleset, sid: {"exception": "exception caught boom, traceback []"}
-    try:
-        with pytest.raises(RuleError, match="failed inside durable-rules"):
-            recommender.recommend(ROOT / "examples" / "llama2-70b-chat.yaml")
-    finally:
-        host.get_state = original
-    # and the engine still works afterwards
-    assert recommender.recommend(ROOT / "examples" / "llama2-70b-chat.yaml")["os.swappiness"] == 10
+    if not hasattr(compiled, "actions"):
+        pytest.skip("only the durable-rules backend runs actions")
+    path = ROOT / "examples" / "llama2-70b-chat.yaml"
+    before = recommender.recommend(path)
+    broken = {
+        shard: {name: a and (a[0], (*a[1], ("g", "no-such-alias"))) for name, a in table.items()}
+        for shard, table in compiled.actions.items()
+    }
+    monkeypatch.setattr(compiled, "actions", broken)
+    open_before = dict(compiled.open_sids)
+    with pytest.raises(RuleError, match="a rule action failed on what durable-rules matched: KeyError"):
+        recommender.recommend(path)
+    assert compiled.open_sids == open_before  # the failed session was closed
+    monkeypatch.undo()
+    again = recommender.recommend(path)
+    assert again.values == before.values
 
 
 @pytest.mark.parametrize(

@@ -52,8 +52,10 @@ property name is ``id`` or ``sid``):
 
 Lessons from running durable-rules 2.0.28, kept here: one Host per compiled rulebase and one
 ``sid`` per workload; a Host's own dispatch threads race the asserting thread (see
-``_quiet_host``), so they are not started; an exception in an action is
-swallowed into the session state, so it is checked after every step; a fact no rule matches is
+``_quiet_host``), so they are not started; its Host runs an action through a closure and content
+objects and writes the session state back after it, and swallows an action's exception into that state,
+so facts are asserted and actions run here, on its C engine (``DurableCompiled.send``), and a failing
+action raises; a fact no rule matches is
 not stored, so a sink rule matches every fact and never fires; its JSON reader rejects a number
 with an exponent but no decimal point (Python writes 1e-05 that way) and a rejected fact can
 crash the process later, so such floats are moved by one ulp (values are read from Python, never
@@ -67,9 +69,11 @@ one's and facts take ids whose hashes all differ.
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import hashlib
 import itertools
+import json
 import math
 import sys
 import threading
@@ -174,6 +178,9 @@ def safe(value: Any) -> Any:
 
 def _fprop(name: str) -> str:
     return f"f_{name}"
+
+
+_ID = _fprop("id")  # where an item fact carries its item's id
 
 
 def _literal_kind(value: Any) -> str | None:
@@ -946,6 +953,19 @@ class DurableCompiled:
                 help="this is a bug in gpusizer's durable-rules backend; run with "
                 "GPUSIZER_BACKEND=python meanwhile, and report it with the rulebase",
             ) from None
+        engine = _durable.durable_rules_engine
+        # each ruleset's handle in the C engine, and what each of its actions records of a match: the rule and its
+        # aliases' catalog items (None: the sink and closing rules, which record nothing)
+        self.engine = engine
+        self.handles = {shard.name: self.host.get_ruleset(shard.name)._handle for shard in shards}
+        self.actions: dict[str, dict[str, tuple[_Rule, tuple[tuple[str, str], ...]] | None]] = {
+            shard.name: {
+                **{r.name: (r, tuple(r.plan.item_aliases.items())) for r in shard.rules if r.plan is not None},
+                "$sink": None,
+                "$close": None,
+            }
+            for shard in shards
+        }
         self.catalog_facts = {shard.name: facts for shard, facts in zip(shards, layout.catalog_facts, strict=True)}
         self.keyed = {shard.name: keyed for shard, keyed in zip(shards, layout.keyed, strict=True)}
 
@@ -957,14 +977,46 @@ class DurableCompiled:
             {f"{p.alias}$not" if p.negated else p.alias: {"$and": [*safe(p.tests), *_closing_test(p, names)]}}
             for p in rule.plan.patterns
         ]
-        aliases = dict(rule.plan.item_aliases)
-        collect = self.collect
+        # the action durable-rules' Host would run; gpusizer's dispatch (DurableCompiled.send) runs its own
+        return {"all": [marker, *patterns], "run": _nothing}
 
-        def run(c: Any) -> None:
-            items = {user: getattr(c, dalias)[_fprop("id")] for user, dalias in aliases.items()}
-            collect[c.s.sid].append((rule, items))
-
-        return {"all": [marker, *patterns], "run": run}
+    def send(self, shard: str, facts: dict[str, Any] | list[dict[str, Any]], found: list[Any]) -> None:
+        """Assert a fact, or several, into a ruleset and run the actions that starts, in this thread: what
+        durable-rules' Host.assert_fact(s) does (engine.py: _handle_function, do_actions, _flush_actions),
+        without what no action here uses: a closure and content objects for each action, and the session
+        state written back to the engine after each (no action changes it). An action records its match
+        (the rule and the ids of its items) in ``found``; one that fails is abandoned and its fault raised.
+        """
+        engine, handle = self.engine, self.handles[shard]
+        text = json.dumps(facts, ensure_ascii=False)
+        result = (engine.assert_facts if isinstance(facts, list) else engine.assert_fact)(handle, text)
+        if result[0] == 1:
+            raise _durable.MessageNotHandledException(facts)
+        if result[0] == 2:
+            raise _durable.MessageObservedException(facts)
+        state = 0 if result[0] == 3 else result[1]
+        started = engine.start_action_for_state(handle, state)
+        if not started:
+            return
+        actions = self.actions[shard]
+        message = json.loads(started[1])
+        while True:
+            try:
+                ((name, frame),) = message.items()
+                action = actions[name]
+                if action is not None:
+                    rule, aliases = action
+                    found.append((rule, {user: frame[dalias][_ID] for user, dalias in aliases}))
+            except Exception as exc:
+                engine.abandon_action(handle, state)
+                raise RuleBug(
+                    f"a rule action failed on what durable-rules matched: {type(exc).__name__}: {exc}",
+                    help="this is a bug in gpusizer's engine; please report it with the workload",
+                ) from None
+            following = engine.complete_and_start_action(handle, state)
+            if not following:
+                return
+            message = json.loads(following)
 
     def open(self) -> DurableSession:
         return DurableSession(self)
@@ -1022,14 +1074,14 @@ class DurableSession:
         compiled.collect[self.sid] = []
 
     def _assert(self, shard: _Shard, facts: list[dict[str, Any]]) -> None:
-        """Assert facts into one ruleset, then look for an action that failed there (rules fire
-        only on an assert, so a ruleset that was given nothing has nothing new to report).
-        """
+        """Assert facts into one ruleset (it holds state for this session from then on, whatever happens)."""
         if facts:
             ids = self._ids(len(facts))
-            self.c.host.assert_facts(shard.name, [dict(f, sid=self.sid, id=i) for f, i in zip(facts, ids, strict=True)])
             self.touched.add(shard.name)
-            self._check(shard)
+            self._send(shard.name, [dict(f, sid=self.sid, id=i) for f, i in zip(facts, ids, strict=True)])
+
+    def _send(self, shard: str, facts: dict[str, Any] | list[dict[str, Any]]) -> None:
+        self.c.send(shard, facts, self.c.collect[self.sid])
 
     def _ids(self, n: int) -> list[str]:
         """The next ``n`` fact ids of this session (fact_ids: no two hash alike)."""
@@ -1074,10 +1126,9 @@ class DurableSession:
             for shard in self.c.shards:
                 if step in shard.steps:
                     self._assert(shard, self.waiting.pop(shard.name, []) + self._wanted(shard, step))
-                    self.c.host.assert_fact(shard.name, {"sid": self.sid, "id": self._ids(1)[0], "t": "s", "k": step})
                     self.touched.add(shard.name)
-                    self._check(shard)
-        # the values stay put while a step matches: a let's expansion in a ref is kept for the items it reads
+                    self._send(shard.name, {"sid": self.sid, "id": self._ids(1)[0], "t": "s", "k": step})
+                # the values stay put while a step matches: a let's expansion in a ref is kept for the items it reads
         lets: dict[Any, Any] = {}
         env = S.Env(self.values, self.c.rb.catalogs, {}, lets)
         out: list[Match] = []
@@ -1115,24 +1166,15 @@ class DurableSession:
                     out.append(table.facts[i])
         return out
 
-    def _check(self, shard: _Shard) -> None:
-        if shard.name not in self.touched:
-            return
-        state = self.c.host.get_state(shard.name, self.sid)
-        swallowed = state.get("exception") if state else None
-        if swallowed:
-            raise RuleBug(
-                f"a rule action failed inside durable-rules: {str(swallowed).splitlines()[0][:300]}",
-                help="this is a bug in gpusizer's engine; please report it with the workload",
-            )
-
     def close(self) -> None:
         with self.c.lock:
             for shard in self.c.shards:
                 if shard.name in self.touched:
                     # durable-rules crashes deleting a state in which no rule has fired yet: the
-                    # closing fact makes one fire first
-                    self.c.host.assert_fact(shard.name, {"sid": self.sid, "id": self._ids(1)[0], "t": "x"})
+                    # closing fact makes one fire first (and any action still pending from a step that
+                    # failed: what it matches goes nowhere, and its fault was the step's to raise)
+                    with contextlib.suppress(RuleBug):
+                        self._send(shard.name, {"sid": self.sid, "id": self._ids(1)[0], "t": "x"})
                     self.c.host.delete_state(shard.name, self.sid)
             if self.c.open_sids.get(self.sid_hash) == self.sid:
                 del self.c.open_sids[self.sid_hash]
