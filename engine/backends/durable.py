@@ -1128,7 +1128,7 @@ class DurableSession:
                     self._assert(shard, self.waiting.pop(shard.name, []) + self._wanted(shard, step))
                     self.touched.add(shard.name)
                     self._send(shard.name, {"sid": self.sid, "id": self._ids(1)[0], "t": "s", "k": step})
-                # the values stay put while a step matches: a let's expansion in a ref is kept for the items it reads
+        # the values stay put while a step matches: a let's expansion in a ref is kept for the items it reads
         lets: dict[Any, Any] = {}
         env = S.Env(self.values, self.c.rb.catalogs, {}, lets)
         out: list[Match] = []
