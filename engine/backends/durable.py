@@ -944,8 +944,9 @@ class DurableCompiled:
         self.readers = _readers(shards)
         self.members = set().union(*(shard.members for shard in shards))  # lists whose members a pattern tests
         self.host = _quiet_host()
+        rulesets = self.rulesets()
         try:
-            for name, definition in self.rulesets().items():
+            for name, definition in rulesets.items():
                 self.host.register_rulesets({name: definition})
         except Exception as exc:  # durable reports bare numeric codes
             raise RuleBug(
@@ -953,19 +954,15 @@ class DurableCompiled:
                 help="this is a bug in gpusizer's durable-rules backend; run with "
                 "GPUSIZER_BACKEND=python meanwhile, and report it with the rulebase",
             ) from None
-        engine = _durable.durable_rules_engine
-        # each ruleset's handle in the C engine, and what each of its actions records of a match: the rule and its
-        # aliases' catalog items (None: the sink and closing rules, which record nothing)
-        self.engine = engine
+        self.engine = _durable.durable_rules_engine
+        # each ruleset's handle in the C engine, and what each of its actions records of a match (send): the rule
+        # and its aliases' catalog items, for every rule the ruleset defines (None: those of no gpusizer rule, the
+        # sink and closing rules, which record nothing)
         self.handles = {shard.name: self.host.get_ruleset(shard.name)._handle for shard in shards}
-        self.actions: dict[str, dict[str, tuple[_Rule, tuple[tuple[str, str], ...]] | None]] = {
-            shard.name: {
-                **{r.name: (r, tuple(r.plan.item_aliases.items())) for r in shard.rules if r.plan is not None},
-                "$sink": None,
-                "$close": None,
-            }
-            for shard in shards
-        }
+        self.actions: dict[str, dict[str, tuple[_Rule, tuple[tuple[str, str], ...]] | None]] = {}
+        for shard in shards:
+            records = {r.name: (r, tuple(r.plan.item_aliases.items())) for r in shard.rules if r.plan is not None}
+            self.actions[shard.name] = {name: records.get(name) for name in rulesets[shard.name]}
         self.catalog_facts = {shard.name: facts for shard, facts in zip(shards, layout.catalog_facts, strict=True)}
         self.keyed = {shard.name: keyed for shard, keyed in zip(shards, layout.keyed, strict=True)}
 
