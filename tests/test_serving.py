@@ -354,7 +354,8 @@ def test_a_decode_step_reads_the_cache_apart_and_carries_prompt_chunks(rec: Any)
     plan = rec.recommend(w)["serving.plan"]
     engines = yaml.safe_load((ROOT / "knowledge" / "serving_engines.yaml").read_text(encoding="utf-8"))
     e = next(i for i in engines["items"] if i["id"] == "vllm")
-    weights, params, layers, hidden = 15.231233024e9, 7615616512, 28, 3584
+    # the parameters a token multiplies by: all 7.62B but the untied input embedding, which it looks up
+    weights, params, layers, hidden = 15.231233024e9, 7615616512 - 544997376, 28, 3584
     kvbpt = 2 * layers * 4 * 128 * 2  # 4 KV heads of 128 in 16 bits
     b, p, o = 32, 7168, 1024
     ctx = p + o / 2
