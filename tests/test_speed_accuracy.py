@@ -116,3 +116,19 @@ def test_checkpointing_reruns_the_attention_forward():
             slowdown[seq] = on / off
     assert 0.95 < slowdown[2048] < 1.0, slowdown
     assert 0.75 < slowdown[32768] < 0.9, slowdown
+
+
+def test_a_cards_measured_scale_applies_to_gpusizers_utilization_not_to_the_workloads():
+    """An A100 SXM 80GB sustains 1.4 times Hopper's share at gpusizer's defaults (knowledge/gpus.yaml,
+    training_utilization_scale); a utilization the workload measured on its own cards is taken as it is, and a card
+    without a measured scale (the A100 PCIe) keeps Hopper's share."""
+    from engine import Recommender
+
+    w = yaml.safe_load((BENCH / "workloads" / "mosaic-a100-bf16-mpt-7b-s2048.yaml").read_text())
+    with Recommender() as rec:
+        scaled = rec.recommend(w).values
+        given = rec.recommend({**w, "model_flops_utilization": 0.45}).values
+        pcie = rec.recommend({**w, "gpu": {"model": "a100-pcie-80gb", "count": 8}}).values
+    assert (scaled["perf.utilization_scale"], given["perf.utilization_scale"], pcie["perf.utilization_scale"]) == (1.4, 1, 1)
+    assert scaled["perf.rate_tflops"] == pytest.approx(1.4 * given["perf.rate_tflops"], rel=0.002)
+    assert pcie["perf.rate_tflops"] == pytest.approx(given["perf.rate_tflops"], rel=0.002)
