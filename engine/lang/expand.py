@@ -11,10 +11,11 @@ items: a formula or a let means exactly its expression, wherever it is used.
 from __future__ import annotations
 
 import ast
+import itertools
 from collections.abc import Mapping
 from typing import TypeVar
 
-from .expr import LET_MARK, WORDS, Expr, ExprError, LetMark, dotted, names_of
+from .expr import LET_MARK, NAMES_MARK, WORDS, Expr, ExprError, LetMark, dotted, names_of
 from .ir import LIST_FIELD, Formula
 
 _N = TypeVar("_N", bound=ast.AST)
@@ -92,6 +93,9 @@ class Expander:
                 done = _Substitute(self, {}, ()).visit(clone(self.lets[name].tree.body))
             finally:
                 self._expanding.discard(name)
+            # the names it reads, kept on the tree: every expression that reads the let holds this tree, and
+            # names_of would otherwise walk it again in each of them
+            done.__dict__[NAMES_MARK] = names_of(done)
             self._mark(name, done)
             self._lets_done[name] = done
         return done
@@ -101,8 +105,8 @@ class Expander:
         may compute it once for the items bound to them. Only a tree with some work in it: reading a
         value or two costs less than looking one up.
         """
-        if self.aliases is None or sum(1 for _ in ast.walk(tree)) < _MARKED_SIZE:
-            return
+        if self.aliases is None or next(itertools.islice(ast.walk(tree), _MARKED_SIZE - 1, None), None) is None:
+            return  # fewer than _MARKED_SIZE nodes (counted no further than that)
         items = tuple(sorted({n.split(".")[0] for n in names_of(tree)} & set(self.aliases)))
         tree.__dict__[LET_MARK] = LetMark(name, items)
 

@@ -25,6 +25,7 @@ import math
 import operator
 import threading
 from collections.abc import Callable, Collection, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -236,6 +237,8 @@ _CMPOPS = {
 
 # the attribute of an expanded tree's node that marks it as a let's expression (lang.expand)
 LET_MARK = "gpusizer_let"
+# the names an expanded let's tree reads (engine.lang.expand), kept on the tree for names_of
+NAMES_MARK = "gpusizer_names"
 
 
 @dataclass(frozen=True, eq=False)
@@ -529,7 +532,10 @@ def names_of(tree: ast.AST) -> frozenset[str]:
     return frozenset(_names(tree))
 
 
-def _names(node: ast.AST) -> set[str]:
+def _names(node: ast.AST) -> AbstractSet[str]:
+    known = node.__dict__.get(NAMES_MARK)
+    if known is not None:
+        return known  # type: ignore[no-any-return]
     if isinstance(node, (ast.Name, ast.Attribute)):
         name = dotted(node)
         if name is not None:
