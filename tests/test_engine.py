@@ -187,6 +187,16 @@ def test_expression_functions():
         "1, 2, [3]",
         "1, 2, 1e308 * 10",
         "1, 2, 3, 4, 5, 6",
+        # two numbers take a path of their own
+        "1, 2",
+        "2.0, 2",
+        "2, 2.0",
+        "-0.0, 0",
+        "1, true",
+        "false, 1",
+        "1, 'a'",
+        "null, 1",
+        "1, 1e308 * 10",
     ],
 )
 @pytest.mark.parametrize("fn", ["min", "max"])
