@@ -434,3 +434,34 @@ def test_a_four_card_nvlink_bridge_carries_tensor_parallel_4(rec: Any) -> None:
     assert calls["direct_linked"] is True
     calls = {c["formula"]: c["value"] for c in plan("a100-pcie-80gb").explain("serving.plan")["binding"][0]["formulas"]}
     assert calls["direct_linked"] is False
+
+
+PERSONAL_SERVING = {
+    "name": "placement",
+    "task": "inference",
+    "scenario": "personal",
+    "model": {"name": "qwen2.5-7b"},
+    "precision": "bf16",
+    "serving": {"concurrent_requests": 8, "prompt_tokens": 1000, "output_tokens": 200},
+}
+
+
+def test_serving_plans_on_excluded_platforms_are_sized_only_where_no_allowed_platform_takes_a_plan(rec: Any) -> None:
+    """A plan on a platform the workload excludes ranks after every plan on one it allows (serving.plan's
+    first key), so it is sized only when there is none: a personal workload gets tower plans alone, and
+    the same workload pinned to SXM modules, which no tower takes, gets the server plans it would need,
+    the alert that nothing is recommended, and the same choice the plans on every platform gave."""
+    towers = rec.recommend(PERSONAL_SERVING)
+    plans = towers.outcome.conclusions["serving.plan"].contributions
+    assert plans and not any(c.value["unplaced"] for c in plans)
+    assert towers["serving.placed_plans"] == len(plans)
+    assert {c.rule for c in plans} == {"serving-plan-vllm"}
+    assert towers["gpu.model"] == towers["serving.plan"]["gpu"]
+
+    pinned = rec.recommend({**PERSONAL_SERVING, "gpu": {"model": "h100-sxm-80gb"}})
+    plans = pinned.outcome.conclusions["serving.plan"].contributions
+    assert plans and all(c.value["unplaced"] for c in plans)
+    assert {c.rule for c in plans} == {"serving-plan-vllm-disallowed"}
+    assert "serving.placed_plans" not in pinned.values and "gpu.model" not in pinned.values
+    assert any(a.startswith("NOT PLACED") for a in pinned["alerts"])
+    assert pinned["serving.plan"]["gpu"] == "h100-sxm-80gb"
