@@ -382,6 +382,31 @@ def test_the_front_keeps_the_cases_no_other_beats_on_both_cost_and_throughput():
     ]
 
 
+def test_the_tables_name_each_column_once_where_a_varied_key_is_also_a_column_or_group():
+    import csv
+    import io
+
+    from engine.sweep.table import pareto_csv, summary_csv, table_config
+
+    config = table_config()
+    rows = [_row("c1", 100, 10), _row("c2", 200, 30), _row("c3", 150, 5, model="other")]
+    for r in rows:
+        r["vary"] = {"model.name": r["values"]["model.name"], "k": r["case"]}
+    columns = ["gpu.model", "model.name", "cost.total", "perf.output_tokens_per_s"]
+    table = list(csv.reader(io.StringIO(pareto_csv(config, rows, ["model.name", "k"], columns))))
+    header = table[0]
+    assert len(header) == len(set(header)), header
+    assert header[:5] == ["model.name", "price.currency", "case", "k", "cost.total"]
+    assert [r[:4] for r in table[1:]] == [
+        ["m", "USD", "c1", "c1"],
+        ["m", "USD", "c2", "c2"],
+        ["other", "USD", "c3", "c3"],
+    ]
+    summary = list(csv.reader(io.StringIO(summary_csv(rows, ["model.name", "k"], columns))))
+    assert summary[0] == ["case", "model.name", "k", "status", "cost.total", "perf.output_tokens_per_s", "error"]
+    assert summary[1] == ["c1", "m", "c1", "ok", "100", "10", ""]
+
+
 def test_cells_are_exact_and_the_same_on_every_run():
     from engine.sweep.table import cell
 

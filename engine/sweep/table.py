@@ -137,8 +137,10 @@ def _sorted(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 def summary_rows(
     rows: Sequence[Mapping[str, Any]], label_keys: Sequence[str], columns: Sequence[str]
 ) -> tuple[list[str], list[list[str]]]:
-    """Header and cells of the summary: case, the varied keys, status, the columns, the error."""
-    shown = present_columns(rows, columns)
+    """Header and cells of the summary: case, the varied keys, status, the columns, the error. A column
+    that is a varied key is the varied key's alone (no rule concludes an input: the values are the same).
+    """
+    shown = [c for c in present_columns(rows, columns) if c not in label_keys]
     header = ["case", *label_keys, "status", *shown, "error"]
     body = []
     for r in _sorted(rows):
@@ -216,8 +218,11 @@ def front(config: TableConfig, rows: Sequence[Mapping[str, Any]]) -> list[tuple[
 def pareto_csv(
     config: TableConfig, rows: Sequence[Mapping[str, Any]], label_keys: Sequence[str], columns: Sequence[str]
 ) -> str:
-    """``pareto.csv``: the front of each group, cheapest first."""
-    shown = [c for c in present_columns(rows, columns) if c not in (*config.group, config.cost)]
+    """``pareto.csv``: the front of each group, cheapest first. A varied key that is also a group
+    column (``model.name``) is the group's column alone: every column name is there once.
+    """
+    label_keys = [k for k in label_keys if k not in config.group]
+    shown = [c for c in present_columns(rows, columns) if c not in (*config.group, config.cost, *label_keys)]
     header = [*config.group, "case", *label_keys, config.cost, "throughput", "throughput_attribute", *shown]
     body = []
     for group, r in front(config, rows):
