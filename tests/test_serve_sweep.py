@@ -340,7 +340,7 @@ def _checked(recommender, n):
     from engine.sweep.table import table_config
 
     spec = read_spec(batch_sizes("slow-me", n), "sweep.yaml", recommender, {}, max_cases=100)
-    sweep = prepare(spec, recommender.rulebase.sha256, table_config())
+    sweep = prepare(spec, recommender.rulebase, table_config())
     return {"decision_id": "0" * 32, "sweep": sweep.plain(), "files": {}}
 
 

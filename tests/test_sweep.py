@@ -373,12 +373,30 @@ def test_the_front_keeps_the_cases_no_other_beats_on_both_cost_and_throughput():
         _row("c9", 400, 50, model="other"),
     ]
     got = [(g, r["case"]) for g, r in front(config, rows)]
+    t = "perf.output_tokens_per_s"
     assert got == [
-        (("m", "CNY"), "c7"),
-        (("m", "USD"), "c1"),
-        (("m", "USD"), "c2"),
-        (("m", "USD"), "c6"),
-        (("other", "USD"), "c9"),
+        (("m", "CNY", t), "c7"),
+        (("m", "USD", t), "c1"),
+        (("m", "USD", t), "c2"),
+        (("m", "USD", t), "c6"),
+        (("other", "USD", t), "c9"),
+    ]
+
+
+def test_the_front_compares_cases_only_on_one_measure():
+    from engine.sweep.table import front, table_config
+
+    config = table_config()
+    served = _row("s1", 100, 500)
+    trained = _row("t1", 200, 50)  # dearer and fewer tokens/s, but training tokens: a front of its own
+    trained["values"]["perf.train_tokens_per_s"] = trained["values"].pop("perf.output_tokens_per_s")
+    images = _row("v1", 300, 9000)
+    images["values"]["perf.images_per_s"] = images["values"].pop("perf.output_tokens_per_s")
+    got = [(g, r["case"]) for g, r in front(config, [served, trained, images])]
+    assert got == [
+        (("m", "USD", "perf.images_per_s"), "v1"),
+        (("m", "USD", "perf.output_tokens_per_s"), "s1"),
+        (("m", "USD", "perf.train_tokens_per_s"), "t1"),
     ]
 
 
@@ -391,20 +409,57 @@ def test_the_tables_name_each_column_once_where_a_varied_key_is_also_a_column_or
     config = table_config()
     rows = [_row("c1", 100, 10), _row("c2", 200, 30), _row("c3", 150, 5, model="other")]
     for r in rows:
-        r["vary"] = {"model.name": r["values"]["model.name"], "k": r["case"]}
-    columns = ["gpu.model", "model.name", "cost.total", "perf.output_tokens_per_s"]
-    table = list(csv.reader(io.StringIO(pareto_csv(config, rows, ["model.name", "k"], columns))))
-    header = table[0]
-    assert len(header) == len(set(header)), header
-    assert header[:5] == ["model.name", "price.currency", "case", "k", "cost.total"]
-    assert [r[:4] for r in table[1:]] == [
-        ["m", "USD", "c1", "c1"],
-        ["m", "USD", "c2", "c2"],
-        ["other", "USD", "c3", "c3"],
+        r["vary"] = {"model.name": r["values"]["model.name"], "gpu.count": "auto"}
+        r["values"]["gpu.count"] = 2
+    columns = ["gpu.model", "gpu.count", "model.name", "cost.total", "perf.output_tokens_per_s"]
+    labels = ["model.name", "gpu.count"]
+
+    def table(text):
+        out = list(csv.reader(io.StringIO(text)))
+        assert len(out[0]) == len(set(out[0])), out[0]
+        return out
+
+    # model.name sets the attribute model.name: shown once, as the group; gpu.count sets the GPUs asked for
+    # (request.gpu_count), beside the GPUs chosen: both, the one given named so
+    pareto = table(pareto_csv(config, rows, labels, columns, same=["model.name"]))
+    assert pareto[0][:5] == ["model.name", "price.currency", "case", "gpu.count (given)", "cost.total"]
+    assert "gpu.count" in pareto[0]
+    assert [r[:4] for r in pareto[1:]] == [
+        ["m", "USD", "c1", "auto"],
+        ["m", "USD", "c2", "auto"],
+        ["other", "USD", "c3", "auto"],
     ]
-    summary = list(csv.reader(io.StringIO(summary_csv(rows, ["model.name", "k"], columns))))
-    assert summary[0] == ["case", "model.name", "k", "status", "cost.total", "perf.output_tokens_per_s", "error"]
-    assert summary[1] == ["c1", "m", "c1", "ok", "100", "10", ""]
+    summary = table(summary_csv(rows, labels, columns, same=["model.name"]))
+    assert summary[0] == [
+        "case",
+        "model.name",
+        "gpu.count (given)",
+        "status",
+        "gpu.count",
+        "cost.total",
+        "perf.output_tokens_per_s",
+        "error",
+    ]
+    assert summary[1] == ["c1", "m", "auto", "ok", "2", "100", "10", ""]
+    # without the rulebase's word that a key is its own attribute, a name both have is kept twice, renamed
+    assert table(summary_csv(rows, labels, columns))[0][1:3] == ["model.name (given)", "gpu.count (given)"]
+
+
+def test_a_sweep_knows_which_varied_keys_are_their_own_attribute(recommender, tmp_path):
+    from engine.sweep import spec as S
+    from engine.sweep.run import prepare
+    from engine.sweep.table import table_config
+
+    spec = S.load_spec(ROOT / "examples" / "sweeps" / "open-models.yaml", recommender)
+    assert prepare(spec, recommender.rulebase, table_config()).same == (
+        "model.name",
+        "precision",
+        "serving.concurrent_requests",
+        "market",
+    )
+    text = "name: t\nbase: {name: t, task: inference, model: {name: llama-3.1-8b}}\nvary:\n  gpu.count: [auto, 2]\n"
+    pinned = prepare(S.load_spec(_spec(tmp_path, text), recommender), recommender.rulebase, table_config())
+    assert pinned.same == ()  # gpu.count sets request.gpu_count: the GPUs chosen are another column
 
 
 def test_cells_are_exact_and_the_same_on_every_run():

@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         rb = rec.rulebase
         config = table_config()
         check_fields(config, rb.attributes)
-        sweep = prepare(S.load_spec(args.spec, rec), rb.sha256, config)
+        sweep = prepare(S.load_spec(args.spec, rec), rb, config)
     cases = sweep.cases
     out = Path(args.output)
     make_dir(out)

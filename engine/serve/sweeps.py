@@ -85,7 +85,7 @@ def check(worker: Worker, msg: dict[str, Any]) -> dict[str, Any]:
         raise Failure(413, "too-large", f.message, f.diagnostics) from None
     config = table_config()
     check_fields(config, rec.rulebase.attributes)
-    sweep = prepare(spec, rec.rulebase.sha256, config)
+    sweep = prepare(spec, rec.rulebase, config)
     if not sweep.cases:
         message, fix = "where: it keeps none of the combinations, so the sweep has no case", "loosen 'where'"
         if spec.where_span is not None:

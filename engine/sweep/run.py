@@ -37,6 +37,9 @@ class Sweep:
     base: Mapping[str, Any]
     label_keys: tuple[str, ...]
     columns: tuple[str, ...]  # the summary's columns: the declared ones, then the specification's own
+    # the label keys that are workload inputs setting the attribute of their own name (precision, model.name): a
+    # column or group of that name shows the same value (no rule concludes an input), so the tables show it once
+    same: tuple[str, ...]
     fields: tuple[str, ...]  # every attribute a row records
     rulebase_sha: str
     cases: tuple[S.Case, ...]
@@ -59,6 +62,7 @@ class Sweep:
             "base": dict(self.base),
             "label_keys": list(self.label_keys),
             "columns": list(self.columns),
+            "same": list(self.same),
             "fields": list(self.fields),
             "rulebase_sha": self.rulebase_sha,
             "cases": [[c.id, c.key, [list(kv) for kv in c.vary]] for c in self.cases],
@@ -74,15 +78,17 @@ class Sweep:
             base=dict(data["base"]),
             label_keys=tuple(data["label_keys"]),
             columns=tuple(data["columns"]),
+            same=tuple(data["same"]),
             fields=tuple(data["fields"]),
             rulebase_sha=str(data["rulebase_sha"]),
             cases=tuple(S.Case(i, tuple((k, v) for k, v in vary), key) for i, key, vary in data["cases"]),
         )
 
 
-def prepare(spec: S.Spec, rulebase_sha: str, config: TableConfig) -> Sweep:
+def prepare(spec: S.Spec, rulebase: Any, config: TableConfig) -> Sweep:
     """The cases of a checked specification and the columns its tables show."""
     fields = config.fields(spec.columns)
+    attribute_of = rulebase.inputs.attr_of
     return Sweep(
         name=spec.name,
         description=spec.description,
@@ -90,9 +96,10 @@ def prepare(spec: S.Spec, rulebase_sha: str, config: TableConfig) -> Sweep:
         base=dict(spec.base),
         label_keys=spec.label_keys,
         columns=(*config.columns, *(c for c in spec.columns if c not in config.columns)),
+        same=tuple(k for k in spec.label_keys if attribute_of.get(tuple(k.split("."))) == k),
         fields=fields,
-        rulebase_sha=rulebase_sha,
-        cases=tuple(S.cases(spec, rulebase_sha, fields)),
+        rulebase_sha=rulebase.sha256,
+        cases=tuple(S.cases(spec, rulebase.sha256, fields)),
     )
 
 
@@ -151,12 +158,12 @@ def tables(
     config: TableConfig, sweep: Sweep, rows: Sequence[Mapping[str, Any]], totals: Mapping[str, Any]
 ) -> dict[str, str]:
     """``summary.csv``, ``pareto.csv`` and ``summary.html`` (file name -> text) for the rows."""
-    labels, columns = sweep.label_keys, sweep.columns
+    labels, columns, same = sweep.label_keys, sweep.columns, sweep.same
     return {
-        "summary.csv": summary_csv(rows, labels, columns),
-        "pareto.csv": pareto_csv(config, rows, labels, columns),
+        "summary.csv": summary_csv(rows, labels, columns, same),
+        "pareto.csv": pareto_csv(config, rows, labels, columns, same),
         "summary.html": summary_html(
-            config, rows, labels, columns, title=sweep.name, description=sweep.description, totals=totals
+            config, rows, labels, columns, same, title=sweep.name, description=sweep.description, totals=totals
         ),
     }
 

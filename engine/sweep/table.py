@@ -15,7 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -134,14 +134,22 @@ def _sorted(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return sorted(rows, key=lambda r: str(r["case"]))
 
 
-def summary_rows(
-    rows: Sequence[Mapping[str, Any]], label_keys: Sequence[str], columns: Sequence[str]
-) -> tuple[list[str], list[list[str]]]:
-    """Header and cells of the summary: case, the varied keys, status, the columns, the error. A column
-    that is a varied key is the varied key's alone (no rule concludes an input: the values are the same).
+def label_headers(label_keys: Sequence[str], named: Collection[str]) -> list[str]:
+    """The varied keys' column names beside columns ``named`` so: a key whose name a column also has, where the
+    key sets another attribute (``gpu.count``: the GPUs asked for, beside the GPUs chosen), is written
+    ``KEY (given)``, so that every column name of a table is there once.
     """
-    shown = [c for c in present_columns(rows, columns) if c not in label_keys]
-    header = ["case", *label_keys, "status", *shown, "error"]
+    return [f"{k} (given)" if k in named else k for k in label_keys]
+
+
+def summary_rows(
+    rows: Sequence[Mapping[str, Any]], label_keys: Sequence[str], columns: Sequence[str], same: Collection[str] = ()
+) -> tuple[list[str], list[list[str]]]:
+    """Header and cells of the summary: case, the varied keys, status, the columns, the error. ``same``: varied
+    keys that set the attribute of their own name, whose column would repeat them (it is left out).
+    """
+    shown = [c for c in present_columns(rows, columns) if c not in same]
+    header = ["case", *label_headers(label_keys, shown), "status", *shown, "error"]
     body = []
     for r in _sorted(rows):
         vary = r.get("vary") or {}
@@ -162,9 +170,11 @@ def _one_line(text: Any) -> str:
     return " ".join(str(text).split()) if text else ""
 
 
-def summary_csv(rows: Sequence[Mapping[str, Any]], label_keys: Sequence[str], columns: Sequence[str]) -> str:
+def summary_csv(
+    rows: Sequence[Mapping[str, Any]], label_keys: Sequence[str], columns: Sequence[str], same: Collection[str] = ()
+) -> str:
     """``summary.csv``: one row per case, sorted by case id."""
-    return _csv(*summary_rows(rows, label_keys, columns))
+    return _csv(*summary_rows(rows, label_keys, columns, same))
 
 
 # -- the front -----------------------------------------------------------------------------------
@@ -187,7 +197,10 @@ def front(config: TableConfig, rows: Sequence[Mapping[str, Any]]) -> list[tuple[
     """Per group, the cases no other case of the group beats on both cost and throughput.
 
     A case is beaten when another costs no more and delivers no less, and is better in one;
-    equal cases are both kept. One sort and one scan per group.
+    equal cases are both kept. Cases are compared only on one measure: a group is also split by
+    the throughput attribute a case has (a model served and trained in one sweep has two fronts,
+    one of output tokens/s and one of training tokens/s). One sort and one scan per group; the
+    group's key ends with that attribute.
     """
     groups: dict[tuple[str, ...], list[tuple[float, float, Mapping[str, Any]]]] = {}
     for r in _sorted(rows):
@@ -196,7 +209,7 @@ def front(config: TableConfig, rows: Sequence[Mapping[str, Any]]) -> list[tuple[
         thr = throughput_of(config, values)
         if r.get("status") != "ok" or cost is None or thr is None:
             continue
-        group = tuple(cell(values.get(g)) for g in config.group)
+        group = (*(cell(values.get(g)) for g in config.group), thr[0])
         groups.setdefault(group, []).append((cost, thr[1], r))
     out: list[tuple[tuple[str, ...], Mapping[str, Any]]] = []
     for group in sorted(groups):
@@ -216,14 +229,27 @@ def front(config: TableConfig, rows: Sequence[Mapping[str, Any]]) -> list[tuple[
 
 
 def pareto_csv(
-    config: TableConfig, rows: Sequence[Mapping[str, Any]], label_keys: Sequence[str], columns: Sequence[str]
+    config: TableConfig,
+    rows: Sequence[Mapping[str, Any]],
+    label_keys: Sequence[str],
+    columns: Sequence[str],
+    same: Collection[str] = (),
 ) -> str:
-    """``pareto.csv``: the front of each group, cheapest first. A varied key that is also a group
-    column (``model.name``) is the group's column alone: every column name is there once.
+    """``pareto.csv``: the front of each group, cheapest first. A varied key that sets the attribute of a group
+    (``model.name``) is the group's column alone; every column name is there once (``label_headers``).
     """
-    label_keys = [k for k in label_keys if k not in config.group]
-    shown = [c for c in present_columns(rows, columns) if c not in (*config.group, config.cost, *label_keys)]
-    header = [*config.group, "case", *label_keys, config.cost, "throughput", "throughput_attribute", *shown]
+    label_keys = [k for k in label_keys if not (k in same and k in config.group)]
+    shown = [c for c in present_columns(rows, columns) if c not in (*config.group, config.cost) and c not in same]
+    named = {*config.group, config.cost, "case", "throughput", "throughput_attribute", *shown}
+    header = [
+        *config.group,
+        "case",
+        *label_headers(label_keys, named),
+        config.cost,
+        "throughput",
+        "throughput_attribute",
+        *shown,
+    ]
     body = []
     for group, r in front(config, rows):
         values = r.get("values") or {}
@@ -232,7 +258,7 @@ def pareto_csv(
         assert thr is not None
         body.append(
             [
-                *group,
+                *group[:-1],
                 str(r["case"]),
                 *(cell(vary.get(k)) for k in label_keys),
                 cell(values.get(config.cost)),
@@ -277,7 +303,8 @@ def _pareto_plot(
             {
                 "case": r["case"],
                 "label": ", ".join(f"{k}={cell(v)}" for k, v in (r.get("vary") or {}).items()),
-                "group": " / ".join(cell(values.get(g)) for g in config.group),
+                "group": " / ".join([*(cell(values.get(g)) for g in config.group), thr[0]]),
+                "measure": thr[0],
                 "color": cell(values.get(color)) if color else "",
                 "panel": cell(values.get(facet)) if facet else "",
                 "cost": cost,
@@ -289,10 +316,12 @@ def _pareto_plot(
         return None
     tooltip = [
         {"field": k, "type": "quantitative" if k in ("cost", "throughput") else "nominal"}
-        for k in ("case", "label", "cost", "throughput")
+        for k in ("case", "label", "cost", "throughput", "measure")
     ]
+    measures = sorted({d["measure"] for d in data})
     x = {"field": "cost", "type": "quantitative", "title": config.cost}
-    y = {"field": "throughput", "type": "quantitative", "title": "throughput"}
+    # one measure: the axis names it; several (a sweep that serves and trains): each point's tooltip does
+    y = {"field": "throughput", "type": "quantitative", "title": measures[0] if len(measures) == 1 else "throughput"}
     hue = {"field": "color", "type": "nominal", "title": color or ""}
     spec: dict[str, Any] = {
         "width": 420,
@@ -398,6 +427,7 @@ def summary_html(
     rows: Sequence[Mapping[str, Any]],
     label_keys: Sequence[str],
     columns: Sequence[str],
+    same: Collection[str] = (),
     *,
     title: str,
     description: str = "",
@@ -406,7 +436,7 @@ def summary_html(
     """``summary.html``: one self-contained page with the table and the plots."""
     from ..report.render import environment
 
-    header, body = summary_rows(rows, label_keys, columns)
+    header, body = summary_rows(rows, label_keys, columns, same)
     specs = plot_specs(config, rows)
     status = {s: sum(1 for r in rows if r.get("status") == s) for s in sorted({str(r.get("status")) for r in rows})}
     pareto = [(g, str(r["case"])) for g, r in front(config, rows)]
