@@ -400,6 +400,33 @@ def test_the_front_compares_cases_only_on_one_measure():
     ]
 
 
+def test_an_interrupted_sweep_says_what_it_kept_and_the_next_run_goes_on(tmp_path, monkeypatch):
+    from engine.sweep import run as R
+
+    real = R.run_cases
+
+    def interrupted(sweep, worker, todo, stream, **kw):
+        for i, row in enumerate(real(sweep, worker, todo, stream, **kw)):
+            yield row
+            if i == 1:
+                raise KeyboardInterrupt  # Ctrl-C after the second case's row
+
+    monkeypatch.setattr(R, "run_cases", interrupted)
+    out = tmp_path / "out"
+    code, _, err = _sweep(str(_small(tmp_path)), "-o", str(out), "--workers", "0")
+    assert code == 130, err
+    assert re.search(
+        r"sweep: interrupted; 2 of \d+ case\(s\) have their rows in .*results\.jsonl \(2 from this run\); "
+        r"run the same command again",
+        err,
+    ), err
+    assert len((out / "results.jsonl").read_text().splitlines()) == 2
+    assert not (out / "summary.csv").exists()
+    monkeypatch.setattr(R, "run_cases", real)
+    code, _, err = _sweep(str(_small(tmp_path)), "-o", str(out), "--workers", "0")
+    assert code == 0 and " 2 reused" in err, err
+
+
 def test_the_tables_name_each_column_once_where_a_varied_key_is_also_a_column_or_group():
     import csv
     import io

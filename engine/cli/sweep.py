@@ -81,20 +81,31 @@ def run(args: argparse.Namespace) -> int:
         stream = results.open("a", encoding="utf-8")
     except OSError as exc:
         raise OutputError(f"cannot write {results}: {exc.strerror or exc}", file=str(results)) from None
-    with stream:
-        for row in run_cases(
-            sweep,
-            worker_config,
-            todo,
-            stream,
-            workers=workers,
-            backend=args.backend,
-            scheduler=args.scheduler,
-            timeout=args.timeout,
-        ):
-            rows[row["case"]] = row
-            progress.update(1, failed=row["status"] != "ok")
-        os.fsync(stream.fileno())
+    try:
+        with stream:
+            for row in run_cases(
+                sweep,
+                worker_config,
+                todo,
+                stream,
+                workers=workers,
+                backend=args.backend,
+                scheduler=args.scheduler,
+                timeout=args.timeout,
+            ):
+                rows[row["case"]] = row
+                progress.update(1, failed=row["status"] != "ok")
+            os.fsync(stream.fileno())
+    except KeyboardInterrupt:
+        # every finished case's row is in results.jsonl (each is written and flushed as it comes): say so, and how
+        # to go on; the tables are written by the run that finishes
+        progress.close()
+        print(
+            f"sweep: interrupted; {len(rows)} of {len(cases)} case(s) have their rows in {results} "
+            f"({len(rows) - resumed} from this run); run the same command again to go on from there",
+            file=sys.stderr,
+        )
+        raise
     progress.close()
     ran = len(todo)
     total = totals(ran, start, workers, args.backend)
