@@ -105,8 +105,9 @@ def test_the_guides_8_v100_resnet50_throughput(recommender):
     c = recommender.recommend(GUIDE)
     rate = c["perf.train_images_per_s"]
     assert 6000 <= rate <= 10000, rate
-    # a DGX-1 (2 x 20 cores) fed 8,000 images/s: gpusizer asks for about as many cores for decoding
-    assert 36 <= math.ceil(rate / 200) <= 44
+    # a DGX-1 (2 x 20 cores) fed 8,000 images/s: gpusizer, at 0.86 of that rate (eight GPUs each 0.84 of one, as
+    # NVIDIA's tables time them), asks for no more cores for decoding than it has, and for most of them
+    assert 32 <= math.ceil(rate / 200) <= 40
     assert c["cpu.wanted"] >= math.ceil(rate / 200)
     assert "images/s" in render(c, "text") and "tokens" not in render(c, "text")
 

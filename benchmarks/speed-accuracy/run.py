@@ -1,4 +1,4 @@
-"""Speed accuracy: gpusizer's training speed against published measurements.
+"""Speed accuracy: gpusizer's training, serving and vision speed against published measurements.
 
     python benchmarks/speed-accuracy/run.py [--markdown] [--set tune|held-back]
 
@@ -37,6 +37,10 @@ def predict(rec, point: dict) -> float | None:
     if metric == "ttft_ms":
         ttft = values.get("perf.ttft_s")
         return ttft * 1000 if ttft else None
+    if metric == "train_images_per_s":
+        return values.get("perf.train_images_per_s")
+    if metric == "infer_images_per_s":
+        return values.get("perf.infer_images_per_s")
     if metric == "itl_ms":
         plan = values.get("serving.plan") or {}
         return plan["step_s"] * 1000 if plan.get("step_s") else None
@@ -52,10 +56,13 @@ def ratio(point: dict, predicted: float | None) -> float | None:
 
 
 SERVING = ("output_tokens_per_s", "itl_ms", "ttft_ms")
-PARTS = [("tune", "training"), ("held-back", "training"), ("tune", "serving"), ("held-back", "serving")]
+VISION = ("train_images_per_s", "infer_images_per_s")
+PARTS = [(s, k) for k in ("training", "serving", "vision") for s in ("tune", "held-back")]
 
 
 def kind(point: dict) -> str:
+    if point["metric"] in VISION:
+        return "vision"
     return "serving" if point["metric"] in SERVING else "training"
 
 
