@@ -56,6 +56,28 @@ def test_the_shipped_spec_checks_and_has_90_cases(recommender):
     assert len({c.key for c in cases}) == len(cases)
 
 
+def test_the_shipped_vision_sweep_has_a_speed_and_a_front_for_every_case(tmp_path):
+    """examples/sweeps/vision-models.yaml: every case gets the images a second it gets and its days (the China
+    market's 16-GPU cases get H20 nodes, which the catalog gives no fp32 rate), and each model's front is on that
+    measure; gpu.count, varied, is the GPUs asked for beside those chosen."""
+    out = tmp_path / "out"
+    code, _, err = _sweep(ROOT / "examples" / "sweeps" / "vision-models.yaml", "-o", out, "--workers", "0")
+    assert code == 0, err
+    rows = _csv(out / "summary.csv")
+    assert len(rows) == 3 * 4 * 2
+    assert all(
+        r["status"] == "ok" and float(r["perf.images_per_s"]) > 0 and float(r["perf.vision_train_days"]) > 0
+        for r in rows
+    ), [r for r in rows if not r.get("perf.images_per_s")]
+    assert {r["gpu.model"] for r in rows if r["gpu.count (given)"] == "16" and r["market"] == "cn"} == {"h20-96gb"}
+    assert all(r["gpu.count (given)"] == r["gpu.count"] for r in rows)
+    front = _csv(out / "pareto.csv")
+    assert {r["throughput_attribute"] for r in front} == {"perf.images_per_s"}
+    assert {(r["model.name"], r["price.currency"]) for r in front} == {
+        (m, c) for m in ("resnet-50", "convnext-tiny", "vit-b-16") for c in ("USD", "CNY")
+    }
+
+
 @pytest.mark.parametrize(
     "text, where, message",
     [
