@@ -212,9 +212,11 @@ def test_a_pinned_card_that_cannot_leave_one_node_says_so_against_a_deadline(rec
     assert r["perf.deadline_card_one_node"] > 90
     w["gpu"] = {"model": "h100-sxm-80gb"}
     assert rec.recommend(w)["perf.train_days"] <= 90
-    # a pinned card the catalog gives no tensor rate: the note naming it is the reason, not a memory shortfall
+    # a pinned card the catalog gives no rate for the work (the B300 no fp32 one): the note naming it is the reason,
+    # not a memory shortfall; in bf16 its 16-bit rate times it
     w["gpu"] = {"model": "b300-288gb"}
-    said = " ".join(rec.recommend(w).values.get("warnings", []))
+    assert rec.recommend(w)["perf.train_days"] <= 90
+    said = " ".join(rec.recommend(dict(w, precision="fp32")).values.get("warnings", []))
     assert "cannot be timed against the deadline" in said and "b300-288gb" in said
     assert "No allowed catalog GPU holds" not in said
 
