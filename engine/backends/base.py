@@ -24,8 +24,10 @@ class Session(Protocol):
     def assert_values(self, values: Mapping[str, Any]) -> None:
         """Final values of attributes (``semantics.ABSENT`` for one without a value)."""
 
-    def match(self, step: int) -> list[Match]:
-        """Every match of the rules scheduled at ``step``, whose inputs are all asserted by now."""
+    def match(self, step: int, skip: frozenset[str] = frozenset()) -> list[Match]:
+        """Every match of the rules scheduled at ``step``, whose inputs are all asserted by now; none of the
+        rules in ``skip`` (the runner knows their matches), which a backend need not match at all.
+        """
 
     def close(self) -> None:
         """Free what the session holds."""
@@ -36,6 +38,9 @@ class Compiled(Protocol):
 
     def open(self) -> Session:
         """A session for one workload."""
+
+    def forget(self) -> None:
+        """Forget what earlier sessions computed that later ones could reuse (a run after it computes all)."""
 
     def close(self) -> None:
         """Release the engine's resources."""

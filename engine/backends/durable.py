@@ -1034,6 +1034,10 @@ class DurableCompiled:
             out[shard.name] = definition
         return out
 
+    def forget(self) -> None:
+        """Forget what earlier sessions' joins passed (the memo)."""
+        self.memo.clear()
+
     def close(self) -> None:
         """Free the rulesets' memory in durable-rules' C engine (dropping the Host does not)."""
         with self.lock:
@@ -1116,7 +1120,7 @@ class DurableSession:
                     self._assert(shard, facts)
             self.started = True
 
-    def match(self, step: int) -> list[Match]:
+    def match(self, step: int, skip: frozenset[str] = frozenset()) -> list[Match]:
         found = self.c.collect[self.sid]
         found.clear()
         with self.c.lock:
@@ -1131,6 +1135,8 @@ class DurableSession:
         out: list[Match] = []
         memo = self.c.memo  # which items the residual joins passed, by their operands' values (semantics.matches)
         for rule, item_ids in found:
+            if rule.planned.id in skip:
+                continue  # the network matched it as it matches every rule; its matches are not wanted
             assert rule.plan is not None
             items = {a: self.c.rb.catalogs[rule.plan.catalogs_by_alias[a]].items[i] for a, i in item_ids.items()}
             bound = S.Env(self.values, self.c.rb.catalogs, items, lets)
@@ -1141,6 +1147,8 @@ class DurableSession:
                     Match(rule.planned.id, rule.variant.index, tuple((a, full[a].id) for a, _ in rule.variant.items))
                 )
         for rule in self.c.python_rules.get(step, ()):
+            if rule.planned.id in skip:
+                continue
             for full in S.matches(rule.variant.conditions, env, rule.variant.required, memo):
                 out.append(
                     Match(rule.planned.id, rule.variant.index, tuple((a, full[a].id) for a, _ in rule.variant.items))

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..lang import semantics as S
-from ..lang.ir import ItemCond, Simple
+from ..lang.ir import AttrCond, ItemCond, Not, Ref, Simple
 from ..plan.resolve import PlannedRule
 from ..plan.rulebase import Rulebase
 from .base import Match
@@ -18,17 +18,20 @@ class PythonSession:
     def __init__(self, compiled: PythonCompiled) -> None:
         self._compiled = compiled
         self._values: dict[str, Any] = {}
+        self._frozen: dict[str, Any] = {}  # an attribute -> its value as a key (semantics.frozen), once asked for
 
     def assert_values(self, values: Mapping[str, Any]) -> None:
         """Take the final values of these attributes (ABSENT: no value)."""
+        frozen = self._frozen
         for name, value in values.items():
+            frozen.pop(name, None)
             if value is S.ABSENT:
                 self._values.pop(name, None)
             else:
                 self._values[name] = value
 
-    def match(self, step: int) -> list[Match]:
-        """Every match of the rules scheduled at ``step``."""
+    def match(self, step: int, skip: frozenset[str] = frozenset()) -> list[Match]:
+        """Every match of the rules scheduled at ``step``, but those in ``skip``."""
         # the values stay put while a step matches: a let's expansion in a ref is kept for the items it reads
         env = S.Env(self._values, self._compiled.catalogs, {}, {})
         out = []
@@ -36,7 +39,10 @@ class PythonSession:
         # an 'any' share their other conditions, a rule's those of its base): asked once a step
         known: dict[int, bool] = {}
         memo = self._compiled.memo  # which items the joins passed, by their operands' values (semantics.matches)
+        bound = self._compiled.bound
         for rule in self._compiled.at.get(step, ()):
+            if rule.id in skip:
+                continue
             for v in rule.variants:
                 first, rest = self._compiled.conditions[rule.id, v.index]
                 holds = True
@@ -49,9 +55,37 @@ class PythonSession:
                         break
                 if not holds:
                     continue
-                for items in S.matches(rest, env, v.required, memo):
-                    out.append(Match(rule.id, v.index, tuple((a, items[a].id) for a, _ in v.items)))
+                if not rest:
+                    if all(name in self._values for name in v.required):
+                        out.append(Match(rule.id, v.index, ()))
+                    continue
+                # the bindings of the joins are a function of the values their conditions read and of which
+                # required attributes have one: kept from an earlier run that had them (bounded, as memo is)
+                key = (id(v), self._key(self._compiled.reads[rule.id, v.index]), self._has(v.required))
+                found = bound.get(key)
+                if found is None:
+                    if len(bound) > S.MEMO_LIMIT:
+                        bound.clear()
+                    found = bound[key] = [
+                        tuple((a, items[a].id) for a, _ in v.items) for items in S.matches(rest, env, v.required, memo)
+                    ]
+                out.extend(Match(rule.id, v.index, ids) for ids in found)
         return out
+
+    def _key(self, names: tuple[str, ...]) -> tuple[Any, ...]:
+        frozen = self._frozen
+        values = self._values
+        out = []
+        for name in names:
+            k = frozen.get(name, _UNSEEN)
+            if k is _UNSEEN:
+                k = frozen[name] = S.frozen(values.get(name, S.ABSENT))
+            out.append(k)
+        return tuple(out)
+
+    def _has(self, names: tuple[str, ...]) -> tuple[bool, ...]:
+        values = self._values
+        return tuple([name in values for name in names])
 
     def close(self) -> None:
         """Forget the session's values."""
@@ -66,6 +100,10 @@ class PythonCompiled:
         # what joins whose tests do not read their own item passed, by their operands' values: the same in
         # every run (semantics.matches), so kept for the compiled rulebase's life
         self.memo: dict[Any, Any] = {}
+        # a variant's join bindings (item ids) by the values of the attributes its joins' conditions read, for
+        # every later session (PythonSession.match)
+        self.bound: dict[Any, list[tuple[tuple[str, str], ...]]] = {}
+        self.reads: dict[tuple[str, int], tuple[str, ...]] = {}
         self.at: dict[int, list[PlannedRule]] = {}
         # each variant's conditions in the order that prunes first (S.scheduled: the same matches), as those
         # before its first join (they read no item) and the rest
@@ -76,15 +114,45 @@ class PythonCompiled:
                 ordered = S.scheduled(v.conditions)
                 cut = next((i for i, c in enumerate(ordered) if isinstance(c, ItemCond)), len(ordered))
                 self.conditions[rid, v.index] = (ordered[:cut], ordered[cut:])
+                self.reads[rid, v.index] = _attributes_read(ordered[cut:], rulebase.attributes)
 
     def open(self) -> PythonSession:
         """A session for one workload."""
         return PythonSession(self)
 
+    def forget(self) -> None:
+        """Forget what earlier sessions' joins passed and bound (the memos)."""
+        self.memo.clear()
+        self.bound.clear()
+
     def close(self) -> None:
         """Drop the rules."""
         self.at = {}
         self.memo.clear()
+        self.bound.clear()
+
+
+_UNSEEN: Any = object()
+
+
+def _attributes_read(conditions: tuple[Simple, ...], attributes: Mapping[str, Any]) -> tuple[str, ...]:
+    """Every attribute the conditions test or their refs read (a dotted name: each of its prefixes that is an
+    attribute, an item's field included: more than read, never less).
+    """
+    found: set[str] = set()
+    for c in conditions:
+        inner = c.inner if isinstance(c, Not) else c
+        if isinstance(inner, AttrCond):
+            found.add(inner.attribute)
+            tests = list(inner.tests)
+        else:
+            tests = [t for f in inner.where for t in f.tests]
+        for t in tests:
+            if isinstance(t.operand, Ref):
+                for dotted in t.operand.expr.names:
+                    parts = dotted.split(".")
+                    found.update(n for n in (".".join(parts[:k]) for k in range(1, len(parts) + 1)) if n in attributes)
+    return tuple(sorted(found))
 
 
 class PythonBackend:

@@ -64,6 +64,17 @@ def _charge(n: int) -> None:
         )
 
 
+def steps_left() -> int:
+    """The steps the running budget (``Budget``) has left."""
+    left: list[int] = _budget.left
+    return left[0]
+
+
+def charge(n: int) -> None:
+    """Charge ``n`` steps to the running budget, as the evaluation that took them did (raises past it)."""
+    _charge(n)
+
+
 def _sized(x: Any) -> int:
     return len(x) if isinstance(x, (str, list, tuple)) else 0
 

@@ -494,6 +494,29 @@ def _value_key(value: Any) -> Any:
     return None
 
 
+def frozen(value: Any) -> Any:
+    """A value as a key that tells apart every two values an expression can tell apart: each scalar with
+    its type (1, 1.0 and true apart; 0.0 and -0.0 apart), lists member by member, records field by field
+    in their order (text() writes them in it), no value (ABSENT) and null as themselves. A value of
+    another type gives a key equal to no other.
+    """
+    t = type(value)
+    if t is str or t is int or t is bool:
+        return (t, value)
+    if t is float:
+        return (t, repr(value)) if value == 0.0 or value != value else (t, value)
+    if t is list:
+        for x in value:
+            if type(x) is not str:
+                return (t, tuple([frozen(x) for x in value]))
+        return (t, tuple(value))  # text members stand for themselves: a member key is a tuple, never text
+    if t is dict:
+        return (t, tuple([(k, frozen(v)) for k, v in value.items()]))
+    if value is ABSENT or value is None:
+        return value
+    return object()
+
+
 def same_key(value: Any) -> tuple[str, Any] | None:
     """The key under which ``same`` finds a scalar (1 and 1.0 share one; True and 1 do not)."""
     k = kind(value)

@@ -110,6 +110,9 @@ class LetGroup:
     # the slots [start, stop) the lets take: the planner numbers a group's lets as neighbours, so that a
     # firing copies the values computed for its items in one step
     span: tuple[int, int]
+    # the attributes they read, themselves or through the lets they read: with the items, all their values
+    # depend on (a run's values are the same for every firing; a runner keeps them for its later runs)
+    attrs: tuple[str, ...] = ()
 
     @functools.cached_property
     def mask(self) -> int:
@@ -801,6 +804,7 @@ def _plan(r: _Resolver, rule: Rule) -> PlannedRule:
         let_names[x.name] = True
     expr_reads: set[str] = set()
     expanded = [r.expand(x.value, x.span, common) for x in lets_order]
+    let_reads: list[set[str]] = [set() for _ in lets_order]  # the attributes each let reads itself
     # every let has a slot, read or not (explain shows them all); the lets of one group (_let_groups) take
     # neighbouring slots, so that a firing copies a group's values computed for its items in one step
     members = _let_members(lets_order, expanded, common)
@@ -808,9 +812,11 @@ def _plan(r: _Resolver, rule: Rule) -> PlannedRule:
         for i in group:
             r.slot("let", lets_order[i].name)
     lets = tuple(
-        (x.name, r.bind(value, x.span, common, let_names, expr_reads, x.value))
-        for x, value in zip(lets_order, expanded, strict=True)
+        (x.name, r.bind(value, x.span, common, let_names, mine, x.value))
+        for x, value, mine in zip(lets_order, expanded, let_reads, strict=True)
     )
+    for mine in let_reads:
+        expr_reads |= mine
     outputs = tuple(
         (c.attribute, r.conclusion(_expanded_conclusion(r, c, common), common, let_names, expr_reads, c))
         for c in rule.then
@@ -832,8 +838,19 @@ def _plan(r: _Resolver, rule: Rule) -> PlannedRule:
         when=when,
         calls=calls,
         frame=r.frame([x.name for x in lets_order]),
-        let_groups=_let_groups(r, lets, members, frozenset(common)),
+        let_groups=_let_groups(r, lets, members, frozenset(common), _let_attrs(lets_order, expanded, let_reads)),
     )
+
+
+def _let_attrs(lets: Sequence[Let], values: Sequence[Computed], own: Sequence[set[str]]) -> list[frozenset[str]]:
+    """The attributes each let (in dependency order) reads, itself or through the lets it reads."""
+    reads: dict[str, frozenset[str]] = {}
+    for x, value, mine in zip(lets, values, own, strict=True):
+        found = set(mine)
+        for h in value.heads & reads.keys():
+            found |= reads[h]
+        reads[x.name] = frozenset(found)
+    return [reads[x.name] for x in lets]
 
 
 def _let_members(
@@ -862,8 +879,11 @@ def _let_groups(
     lets: tuple[tuple[str, Getter], ...],
     members: Mapping[frozenset[str], list[int]],
     every: frozenset[str],
+    attrs: Sequence[frozenset[str]],
 ) -> tuple[LetGroup, ...]:
-    """The groups of ``_let_members``, bound: each let's slot and getter, the slots of the items read."""
+    """The groups of ``_let_members``, bound: each let's slot and getter, the slots of the items read, the
+    attributes read (``attrs``: each let's, from ``_let_attrs``).
+    """
     out = []
     for read, group in members.items():
         slots = [r.slot("let", lets[i][0]) for i in group]
@@ -875,6 +895,7 @@ def _let_groups(
                 tuple(sorted(r.slot("item", a) for a in read)),
                 read != every,
                 span,
+                tuple(sorted(frozenset().union(*(attrs[i] for i in group)))),
             )
         )
     return tuple(out)

@@ -21,7 +21,7 @@ from ..lang import expr as X
 from ..lang import semantics as S
 from ..lang.ir import LIST_PREFIX, Attribute, InputValue, Item
 from ..load.workload import Workload
-from ..plan.resolve import PlannedRule
+from ..plan.resolve import LetGroup, PlannedRule
 from ..plan.rulebase import Rulebase
 from .combine import Combined, ConflictError, Contribution, canonical, combine
 
@@ -139,6 +139,9 @@ def rule_error(
     )
 
 
+_UNSEEN: Any = object()
+
+
 class SessionRunner:
     """A compiled rulebase on one backend; each workload runs in a session of its own.
 
@@ -154,12 +157,30 @@ class SessionRunner:
             self.schedule = {rid: r.stratum for rid, r in rulebase.rules.items()}
         self.compiled: Compiled | None = self.backend.compile(rulebase, self.schedule)
         self._lock = threading.Lock()
+        # each step's rules in id order, the order their firings are made in, and what each rule reads
+        at: dict[int, list[PlannedRule]] = {}
+        for rid in sorted(rulebase.rules):
+            at.setdefault(self.schedule[rid], []).append(rulebase.rules[rid])
+        self._at = {k: tuple(rules) for k, rules in at.items()}
+        self._reads = {rid: tuple(sorted(r.reads)) for rid, r in rulebase.rules.items()}
+        self.memo = RuleMemo()
+        self.lets = LetMemo()
 
     def close(self) -> None:
         """Release the backend's resources; the runner cannot be used afterwards."""
         if self.compiled is not None:
             self.compiled.close()
             self.compiled = None
+
+    def forget(self) -> None:
+        """Forget what earlier runs computed (the rules' firings, the lets' values, the backend's joins): the
+        next run computes everything, as the first did. What a run concludes is the same either way.
+        """
+        with self._lock:
+            self.memo.clear()
+            self.lets.clear()
+            if self.compiled is not None:
+                self.compiled.forget()
 
     def _open(self) -> Any:
         if self.compiled is None:
@@ -171,7 +192,7 @@ class SessionRunner:
         rb = self.rb
         given: dict[str, InputValue] = dict(rb.constants)
         given.update(workload.inputs)
-        run = _Run(rb, dict(given))
+        run = _Run(rb, dict(given), self.lets)
         initial: dict[str, Any] = {}
         for name, attr in rb.attributes.items():
             if attr.given:
@@ -185,7 +206,7 @@ class SessionRunner:
             try:
                 session.assert_values(initial)
                 for k in range(1, rb.strata + 1):
-                    self._fire(run, session.match(k))
+                    self._step(run, session, k)
                     new = {}
                     for name in rb.final_at.get(k, ()):
                         run.conclude(name)
@@ -223,6 +244,44 @@ class SessionRunner:
                 session.close()
         return {n: c.value for n, c in sorted(run.conclusions.items())}, run.firings
 
+    def _step(self, run: _Run, session: Any, k: int) -> None:
+        """Fire the rules of step ``k``. A rule that read these values in an earlier run of this runner (the memo)
+        makes the firings it made then, unmatched and uncomputed: what a rule matches and concludes is a
+        function of the values of the attributes it reads, the catalogs being the runner's own. Its firings are
+        recorded here as they were made, in the same order, so the run is the one it would have been.
+        """
+        rules = self._at.get(k, ())
+        memo = self.memo
+        keys: dict[str, Any] = {}
+        kept: dict[str, list[_Made]] = {}
+        for rule in rules:
+            key = keys[rule.id] = run.key(self._reads[rule.id])
+            made = memo.get(rule.id, key)
+            if made is not None:
+                kept[rule.id] = made
+        matches = session.match(k, frozenset(kept)) if kept else session.match(k)
+        by_rule: dict[str, list[Match]] = {}
+        for m in sorted(matches):
+            by_rule.setdefault(m.rule, []).append(m)
+        for rule in rules:
+            made = kept.get(rule.id)
+            if made is None:
+                errors = len(run.errors)
+                fired = [self._fire_one(run, rule, m) for m in by_rule.get(rule.id, ())]
+                if len(run.errors) != errors:
+                    continue  # a firing failed: the run stops at the step's end, and the next one tries again
+                made = [f for f in fired if f is not None]
+                memo.put(rule.id, keys[rule.id], made)
+            for one in made:
+                run.record(rule, one)
+        run.check()
+
+    def _fire_one(self, run: _Run, rule: PlannedRule, m: Match) -> _Made | None:
+        variant = rule.variants[m.variant]
+        catalogs = self.rb.catalogs
+        items = {alias: catalogs[cat].items[iid] for (alias, iid), (_, cat) in zip(m.items, variant.items, strict=True)}
+        return run.compute(rule, variant.required, items)
+
     def _fire(self, run: _Run, matches: list[Match]) -> None:
         # firing order inside a stratum is the backend's business; ours is deterministic
         for m in sorted(matches):
@@ -236,10 +295,82 @@ class SessionRunner:
         run.check()
 
 
+@dataclass(frozen=True, slots=True)
+class _Made:
+    """What one firing computed: the attribute values it read, its items, lets and outputs."""
+
+    attrs: Mapping[str, Any]
+    items: Mapping[str, tuple[str, str]]  # alias -> (catalog, id)
+    lets: Mapping[str, Any]
+    outputs: Mapping[str, Any]
+
+
+class RuleMemo:
+    """The firings each rule made, by the values of the attributes it read (``semantics.frozen``), for the
+    later runs of one runner: a sweep's cases differ in a few inputs, and most rules read none of them. A rule
+    keeps its last ``KEYS`` keys (a sweep's neighbouring cases share them), so memory stays bounded however
+    many cases run. Only runs without a failed firing are kept.
+    """
+
+    KEYS = 16
+
+    def __init__(self) -> None:
+        self._by: dict[str, dict[Any, list[_Made]]] = {}
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, rule: str, key: Any) -> list[_Made] | None:
+        """The firings the rule made on these values, or None."""
+        made = self._by.get(rule, {}).get(key)
+        if made is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return made
+
+    def put(self, rule: str, key: Any, made: list[_Made]) -> None:
+        """Keep the firings the rule made on these values."""
+        kept = self._by.setdefault(rule, {})
+        kept[key] = made
+        if len(kept) > self.KEYS:
+            del kept[next(iter(kept))]
+
+    def clear(self) -> None:
+        """Forget every firing."""
+        self._by.clear()
+
+
+class LetMemo:
+    """The values a rule's let groups took in a runner's runs, by the values of the attributes each group reads
+    and then by the items it reads, with the work each took (``expr`` steps): a serving plan's card and layout
+    give the same cache sizes whatever the users and the market. A group keeps its last ``KEYS`` attribute
+    values.
+    """
+
+    KEYS = 16
+
+    def __init__(self) -> None:
+        self._by: dict[int, dict[Any, dict[Any, tuple[list[Any], int]]]] = {}
+
+    def store(self, group: LetGroup, key: Any) -> dict[Any, tuple[list[Any], int]]:
+        """The group's values on these attribute values, by its items' key (filled in by the run)."""
+        kept = self._by.setdefault(id(group), {})
+        store = kept.get(key)
+        if store is None:
+            store = kept[key] = {}
+            if len(kept) > self.KEYS:
+                del kept[next(iter(kept))]
+        return store
+
+    def clear(self) -> None:
+        """Forget every value."""
+        self._by.clear()
+
+
 class _Run:
     """The state of one workload's run: values, firings, pending contributions, conclusions."""
 
-    def __init__(self, rb: Rulebase, inputs: dict[str, InputValue]) -> None:
+    def __init__(self, rb: Rulebase, inputs: dict[str, InputValue], kept: LetMemo | None = None) -> None:
         self.rb = rb
         self.inputs = inputs
         self.values: dict[str, Any] = {}
@@ -259,6 +390,9 @@ class _Run:
         self.read: dict[tuple[int, int], tuple[list[Any], dict[str, Any]]] = {}
         # a rule (by id) -> the frame of its last firing whose lets were all computed (fire)
         self.last: dict[int, list[Any]] = {}
+        self.frozen: dict[str, Any] = {}  # an attribute -> its value as a key (key)
+        self.kept = kept  # the runner's let values of earlier runs (_lets), or None
+        self.stores: dict[int, dict[Any, tuple[list[Any], int]]] = {}  # a let group (by id) -> its values in kept
 
     def set(self, name: str, value: Any) -> None:
         if value is S.ABSENT:
@@ -266,7 +400,28 @@ class _Run:
         else:
             self.values[name] = value
 
+    def key(self, reads: tuple[str, ...]) -> tuple[Any, ...]:
+        """The values of these attributes as a key (``semantics.frozen``): each made once a run, as the
+        attributes are final when a rule reads them.
+        """
+        done = self.frozen
+        values = self.values
+        out = []
+        for name in reads:
+            k = done.get(name, _UNSEEN)
+            if k is _UNSEEN:
+                k = done[name] = S.frozen(values.get(name, S.ABSENT))
+            out.append(k)
+        return tuple(out)
+
     def fire(self, rule: PlannedRule, required: tuple[str, ...], items: dict[str, Item]) -> None:
+        """Compute one firing and record it."""
+        made = self.compute(rule, required, items)
+        if made is not None:
+            self.record(rule, made)
+
+    def compute(self, rule: PlannedRule, required: tuple[str, ...], items: dict[str, Item]) -> _Made | None:
+        """One firing's lets and outputs (None, with the error kept, where it fails)."""
         # what a rule reads of the attributes is the same in each of its firings: a rule fires at one
         # stratum and reads only what earlier strata made final (its frame with them, and the values
         # its variant requires, are made at its first firing in the run and shared by the others)
@@ -292,12 +447,16 @@ class _Run:
                         outputs[attr] = out(frame)
         except X.ExprError as exc:
             self.errors.append(rule_error(rule, f"while firing: {exc.message}", exc.help, items))
-            return
+            return None
         except (ArithmeticError, TypeError, ValueError, KeyError, RecursionError, MemoryError) as exc:
             self.errors.append(rule_error(rule, f"while firing: {type(exc).__name__}: {exc}", items=items))
-            return
+            return None
         lets = _FrameLets(frame, rule.frame.let_slots)
-        item_ids = {a: (i.catalog, i.id) for a, i in items.items()}
+        return _Made(attrs, {a: (i.catalog, i.id) for a, i in items.items()}, lets, outputs)
+
+    def record(self, rule: PlannedRule, made: _Made) -> None:
+        """Record a firing and its contributions."""
+        item_ids, outputs = made.items, made.outputs
         # two alternatives of one rule ('any') can both hold: the same conclusion from the same
         # items is one firing, not two (a 'sum' attribute would otherwise count it twice). Equal
         # items are equal mappings of plain strings, so only firings of one rule from the same
@@ -315,7 +474,7 @@ class _Run:
                     return
             earlier.append(mine)
         idx = len(self.firings)
-        self.firings.append(Firing(idx, rule.id, rule.stratum, attrs, item_ids, lets, outputs))
+        self.firings.append(Firing(idx, rule.id, rule.stratum, made.attrs, item_ids, made.lets, outputs))
         for attr, value in outputs.items():
             self.pending.setdefault(attr, []).append(Contribution(rule.id, idx, value, rule.rule.priority))
 
@@ -351,27 +510,50 @@ class _Run:
         that reads none of the items that changed keeps the values the frame came with.
         """
         memo = self.memo
+        kept = self.kept
         for group in rule.let_groups:
             if not changed & group.mask and changed != -1:
                 continue  # the frame came from a firing with the same items for this group: its values are there
-            if not group.shared:
+            if not group.shared and kept is None:
                 for i, let in group.lets:
                     frame[i] = let(frame)
                 continue
             key = group.key(frame)
-            known = memo.get(id(group))
-            if known is None:
-                known = memo[id(group)] = {}
-            values = known.get(key)
-            if values is not None:
-                start, stop = group.span
-                frame[start:stop] = values
-                continue
+            known: dict[Any, list[Any]] | None = None
+            if group.shared:
+                known = memo.get(id(group))
+                if known is None:
+                    known = memo[id(group)] = {}
+                values = known.get(key)
+                if values is not None:
+                    start, stop = group.span
+                    frame[start:stop] = values
+                    continue
+            store: dict[Any, tuple[list[Any], int]] | None = None
+            if kept is not None:
+                # an earlier run of the runner computed the group on the same attribute values and items: its
+                # values, and the work they took charged as computing them would charge it
+                store = self.stores.get(id(group))
+                if store is None:
+                    store = self.stores[id(group)] = kept.store(group, self.key(group.attrs))
+                got = store.get(key)
+                if got is not None:
+                    values, cost = got
+                    X.charge(cost)
+                    if known is not None:
+                        known[key] = values
+                    start, stop = group.span
+                    frame[start:stop] = values
+                    continue
+                before = X.steps_left()
             computed = []
             for i, let in group.lets:
                 v = frame[i] = let(frame)
                 computed.append(v)
-            known[key] = computed
+            if known is not None:
+                known[key] = computed
+            if store is not None:
+                store[key] = (computed, before - X.steps_left())
 
     def conclude(self, name: str) -> None:
         attr = self.rb.attributes[name]
