@@ -295,14 +295,23 @@ class SessionRunner:
         run.check()
 
 
-@dataclass(frozen=True, slots=True)
 class _Made:
-    """What one firing computed: the attribute values it read, its items, lets and outputs."""
+    """What one firing computed: the attribute values it read, its items, lets and outputs; and, made once for
+    every run that records it (the memo), its items sorted and their text that orders contributions.
+    """
 
-    attrs: Mapping[str, Any]
-    items: Mapping[str, tuple[str, str]]  # alias -> (catalog, id)
-    lets: Mapping[str, Any]
-    outputs: Mapping[str, Any]
+    __slots__ = ("attrs", "items", "lets", "order", "outputs", "sorted_items")
+
+    def __init__(
+        self,
+        attrs: Mapping[str, Any],
+        items: Mapping[str, tuple[str, str]],  # alias -> (catalog, id)
+        lets: Mapping[str, Any],
+        outputs: Mapping[str, Any],
+    ) -> None:
+        self.attrs, self.items, self.lets, self.outputs = attrs, items, lets, outputs
+        self.sorted_items = tuple(sorted(items.items()))
+        self.order: str | None = None  # _Run._items_key
 
 
 class RuleMemo:
@@ -381,7 +390,7 @@ class _Run:
         # (rule, items) -> the canonical outputs of its firings from those items, computed only
         # when a second firing of the rule binds the same items (two alternatives of an 'any')
         self.seen: dict[tuple[str, tuple[tuple[str, tuple[str, str]], ...]], list[Any]] = {}
-        self._items_keys: dict[int, str] = {}  # canonical(firing.items) by firing index, once asked for
+        self.made: list[_Made] = []  # what each firing computed, by its index
         self._places: dict[str, dict[str, str]] = {}  # a list catalog -> its members' places as text (_place)
         # a let group (by id: the rulebase holds it) -> the ids of the items it reads -> its values (_lets)
         self.memo: dict[int, dict[Any, list[Any]]] = {}
@@ -461,7 +470,7 @@ class _Run:
         # items is one firing, not two (a 'sum' attribute would otherwise count it twice). Equal
         # items are equal mappings of plain strings, so only firings of one rule from the same
         # items need their outputs compared, as canonical text (which tells 1 from 1.0 and true).
-        key = (rule.id, tuple(sorted(item_ids.items())))
+        key = (rule.id, made.sorted_items)
         earlier = self.seen.get(key)
         if earlier is None:
             self.seen[key] = [outputs]
@@ -475,6 +484,7 @@ class _Run:
             earlier.append(mine)
         idx = len(self.firings)
         self.firings.append(Firing(idx, rule.id, rule.stratum, made.attrs, item_ids, made.lets, outputs))
+        self.made.append(made)
         for attr, value in outputs.items():
             self.pending.setdefault(attr, []).append(Contribution(rule.id, idx, value, rule.rule.priority))
 
@@ -597,12 +607,13 @@ class _Run:
         """The firing's items as text that orders contributions: by catalog and id, a list's
         members by their place in the list (1, 2, 4, 16, not 1, 16, 2, 4).
         """
-        key = self._items_keys.get(firing)
+        made = self.made[firing]
+        key = made.order
         if key is None:
-            items = self.firings[firing].items
+            items = made.items
             if any(cat.startswith(LIST_PREFIX) for cat, _ in items.values()):
                 items = {a: (cat, self._place(cat, i)) for a, (cat, i) in items.items()}
-            key = self._items_keys[firing] = canonical(items)
+            key = made.order = canonical(items)
         return key
 
     def _place(self, catalog: str, item: str) -> str:
