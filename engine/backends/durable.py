@@ -922,6 +922,9 @@ class _Keyed:
         return sorted(found or ())
 
 
+_UNSEEN: Any = object()
+
+
 class DurableCompiled:
     """A rulebase compiled into durable-rules rulesets (shards) on one Host."""
 
@@ -935,6 +938,9 @@ class DurableCompiled:
         # what residual joins whose tests do not read their own item passed, by their operands' values: the
         # same in every run (semantics.matches), so kept for the compiled rulebase's life
         self.memo: dict[Any, Any] = {}
+        # a network match's full bindings (item ids), after the checks and residual conditions Python adds, by the
+        # rule, the items the network bound and the values those conditions read: for every later session
+        self.bound: dict[Any, list[tuple[tuple[str, str], ...]]] = {}
         self.collect: dict[str, list[tuple[_Rule, dict[str, str]]]] = {}
         prefix = f"gpusizer{next(_hosts)}"
         layout = _layout(rb, schedule, network_joins)
@@ -964,6 +970,16 @@ class DurableCompiled:
             records = {r.name: (r, tuple(r.plan.item_aliases.items())) for r in shard.rules if r.plan is not None}
             self.actions[shard.name] = {name: records.get(name) for name in rulesets[shard.name]}
         self.catalog_facts = {shard.name: facts for shard, facts in zip(shards, layout.catalog_facts, strict=True)}
+        # what Python matches of each rule (a network rule's residual conditions, a Python rule's conditions) as
+        # the conditions before its first join (they join no item, and most fail at once: an engine's plan for
+        # another engine), then the rest, whose bindings are kept (bound) by the attributes they read
+        self.split: dict[int, tuple[tuple[Simple, ...], tuple[Simple, ...]]] = {}
+        self.reads: dict[int, tuple[str, ...]] = {}
+        for r in [r for shard in shards for r in shard.rules] + [r for rs in self.python_rules.values() for r in rs]:
+            ordered = tuple(r.plan.residual) if r.plan is not None else S.scheduled(r.variant.conditions)
+            cut = next((i for i, c in enumerate(ordered) if isinstance(c, ItemCond)), len(ordered))
+            self.split[id(r)] = (ordered[:cut], ordered[cut:])
+            self.reads[id(r)] = S.attributes_read(ordered[cut:], rb.attributes)
         # the rules of each ruleset at each step (a step whose rules the runner all knows is not run there)
         self.rules_at: dict[tuple[str, int], frozenset[str]] = {}
         for shard in shards:
@@ -1040,8 +1056,9 @@ class DurableCompiled:
         return out
 
     def forget(self) -> None:
-        """Forget what earlier sessions' joins passed (the memo)."""
+        """Forget what earlier sessions' joins passed and bound (the memos)."""
         self.memo.clear()
+        self.bound.clear()
 
     def close(self) -> None:
         """Free the rulesets' memory in durable-rules' C engine (dropping the Host does not)."""
@@ -1069,6 +1086,7 @@ class DurableSession:
             self.sid, self.sid_hash = sid, sid_hash
             compiled.open_sids[sid_hash] = sid
         self.values: dict[str, Any] = {}
+        self._frozen: dict[str, Any] = {}  # an attribute -> its value as a key (semantics.frozen), once asked for
         self.started = False
         self.touched: set[str] = set()  # rulesets holding state for this session
         # facts for the rulesets no step has reached yet: a ruleset gets its catalog and the values
@@ -1096,7 +1114,9 @@ class DurableSession:
         return fact_ids(self.facts)[start : self.facts]
 
     def assert_values(self, values: Mapping[str, Any]) -> None:
+        frozen = self._frozen
         for name, value in values.items():
+            frozen.pop(name, None)
             if value is S.ABSENT:
                 self.values.pop(name, None)
             else:
@@ -1141,30 +1161,89 @@ class DurableSession:
                     self._send(shard.name, {"sid": self.sid, "id": self._ids(1)[0], "t": "s", "k": step})
         # the values stay put while a step matches: a let's expansion in a ref is kept for the items it reads
         lets: dict[Any, Any] = {}
-        env = S.Env(self.values, self.c.rb.catalogs, {}, lets)
+        # what the checks and residual conditions bound, by the items the network bound and the values they read:
+        # kept from an earlier session that had them (bounded, as memo is)
+        if len(self.c.bound) > S.MEMO_LIMIT:
+            self.c.bound.clear()
+        out = self._network_matches(found, skip, lets) + self._python_matches(step, skip, lets)
+        found.clear()
+        return out
+
+    def _network_matches(
+        self, found: list[tuple[_Rule, dict[str, str]]], skip: frozenset[str], lets: dict[Any, Any]
+    ) -> list[Match]:
+        """The network's matches that pass what Python checks of them (checks, then residual conditions)."""
         out: list[Match] = []
         memo = self.c.memo  # which items the residual joins passed, by their operands' values (semantics.matches)
+        kept = self.c.bound
+        catalogs = self.c.rb.catalogs
         for rule, item_ids in found:
             if rule.planned.id in skip:
                 continue  # the network matched it as it matches every rule; its matches are not wanted
             assert rule.plan is not None
-            items = {a: self.c.rb.catalogs[rule.plan.catalogs_by_alias[a]].items[i] for a, i in item_ids.items()}
-            bound = S.Env(self.values, self.c.rb.catalogs, items, lets)
+            items = {a: catalogs[rule.plan.catalogs_by_alias[a]].items[i] for a, i in item_ids.items()}
+            bound = S.Env(self.values, catalogs, items, lets)
             if not all(S.item_passes((f,), items[a], bound) for a, f in rule.plan.checks):
                 continue
-            for full in S.matches(rule.plan.residual, bound, rule.variant.required, memo):
-                out.append(
-                    Match(rule.planned.id, rule.variant.index, tuple((a, full[a].id) for a, _ in rule.variant.items))
-                )
+            first, rest = self.c.split[id(rule)]
+            if not all(S.holds(c, bound) for c in first):
+                continue
+            key = (id(rule), tuple(item_ids.items()), self._key(self.c.reads[id(rule)]), self._has(rule))
+            full_ids = kept.get(key)
+            if full_ids is None:
+                full_ids = kept[key] = [
+                    tuple((a, full[a].id) for a, _ in rule.variant.items)
+                    for full in S.matches(rest, bound, rule.variant.required, memo)
+                ]
+            out.extend(Match(rule.planned.id, rule.variant.index, ids) for ids in full_ids)
+        return out
+
+    def _python_matches(self, step: int, skip: frozenset[str], lets: dict[Any, Any]) -> list[Match]:
+        """The matches of the step's rules matched in Python altogether."""
+        out: list[Match] = []
+        env = S.Env(self.values, self.c.rb.catalogs, {}, lets)
+        memo, kept = self.c.memo, self.c.bound
+        known: dict[int, bool] = {}  # a condition that reads no item, shared by variants: asked once a step
         for rule in self.c.python_rules.get(step, ()):
             if rule.planned.id in skip:
                 continue
-            for full in S.matches(rule.variant.conditions, env, rule.variant.required, memo):
-                out.append(
-                    Match(rule.planned.id, rule.variant.index, tuple((a, full[a].id) for a, _ in rule.variant.items))
-                )
-        found.clear()
+            first, rest = self.c.split[id(rule)]
+            holds = True
+            for c in first:
+                said = known.get(id(c))
+                if said is None:
+                    said = known[id(c)] = S.holds(c, env)
+                if not said:
+                    holds = False
+                    break
+            if not holds:
+                continue
+            key = (id(rule), (), self._key(self.c.reads[id(rule)]), self._has(rule))
+            full_ids = kept.get(key)
+            if full_ids is None:
+                full_ids = kept[key] = [
+                    tuple((a, full[a].id) for a, _ in rule.variant.items)
+                    for full in S.matches(rest, env, rule.variant.required, memo)
+                ]
+            out.extend(Match(rule.planned.id, rule.variant.index, ids) for ids in full_ids)
         return out
+
+    def _key(self, names: tuple[str, ...]) -> tuple[Any, ...]:
+        """The values of these attributes as a key (``semantics.frozen``), each made once a session."""
+        frozen = self._frozen
+        values = self.values
+        out = []
+        for name in names:
+            k = frozen.get(name, _UNSEEN)
+            if k is _UNSEEN:
+                k = frozen[name] = S.frozen(values.get(name, S.ABSENT))
+            out.append(k)
+        return tuple(out)
+
+    def _has(self, rule: _Rule) -> tuple[bool, ...]:
+        """Which of the attributes the rule requires have a value."""
+        values = self.values
+        return tuple([name in values for name in rule.variant.required])
 
     def _wanted(self, shard: _Shard, step: int) -> list[dict[str, Any]]:
         """The items of the shard's keyed catalogs that its patterns at this step allow, not asserted yet."""

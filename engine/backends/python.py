@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..lang import semantics as S
-from ..lang.ir import AttrCond, ItemCond, Not, Ref, Simple
+from ..lang.ir import ItemCond, Simple
 from ..plan.resolve import PlannedRule
 from ..plan.rulebase import Rulebase
 from .base import Match
@@ -114,7 +114,7 @@ class PythonCompiled:
                 ordered = S.scheduled(v.conditions)
                 cut = next((i for i, c in enumerate(ordered) if isinstance(c, ItemCond)), len(ordered))
                 self.conditions[rid, v.index] = (ordered[:cut], ordered[cut:])
-                self.reads[rid, v.index] = _attributes_read(ordered[cut:], rulebase.attributes)
+                self.reads[rid, v.index] = S.attributes_read(ordered[cut:], rulebase.attributes)
 
     def open(self) -> PythonSession:
         """A session for one workload."""
@@ -133,26 +133,6 @@ class PythonCompiled:
 
 
 _UNSEEN: Any = object()
-
-
-def _attributes_read(conditions: tuple[Simple, ...], attributes: Mapping[str, Any]) -> tuple[str, ...]:
-    """Every attribute the conditions test or their refs read (a dotted name: each of its prefixes that is an
-    attribute, an item's field included: more than read, never less).
-    """
-    found: set[str] = set()
-    for c in conditions:
-        inner = c.inner if isinstance(c, Not) else c
-        if isinstance(inner, AttrCond):
-            found.add(inner.attribute)
-            tests = list(inner.tests)
-        else:
-            tests = [t for f in inner.where for t in f.tests]
-        for t in tests:
-            if isinstance(t.operand, Ref):
-                for dotted in t.operand.expr.names:
-                    parts = dotted.split(".")
-                    found.update(n for n in (".".join(parts[:k]) for k in range(1, len(parts) + 1)) if n in attributes)
-    return tuple(sorted(found))
 
 
 class PythonBackend:

@@ -31,7 +31,7 @@ import itertools
 import math
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -515,6 +515,29 @@ def frozen(value: Any) -> Any:
     if value is ABSENT or value is None:
         return value
     return object()
+
+
+def attributes_read(conditions: Iterable[Simple | FieldCond], attributes: Collection[str]) -> tuple[str, ...]:
+    """Every attribute the conditions (or field tests) test or their refs read, in order: of a dotted name, each
+    prefix that is an attribute (more than is read, never less). With the catalogs, what decides whether they
+    hold for given items.
+    """
+    found: set[str] = set()
+    for c in conditions:
+        inner = c.inner if isinstance(c, Not) else c
+        if isinstance(inner, AttrCond):
+            found.add(inner.attribute)
+            tests: list[Test] = list(inner.tests)
+        elif isinstance(inner, FieldCond):
+            tests = list(inner.tests)
+        else:
+            tests = [t for f in inner.where for t in f.tests]
+        for t in tests:
+            if isinstance(t.operand, Ref):
+                for dotted in t.operand.expr.names:
+                    parts = dotted.split(".")
+                    found.update(n for n in (".".join(parts[:k]) for k in range(1, len(parts) + 1)) if n in attributes)
+    return tuple(sorted(found))
 
 
 def same_key(value: Any) -> tuple[str, Any] | None:
