@@ -922,9 +922,6 @@ class _Keyed:
         return sorted(found or ())
 
 
-_UNSEEN: Any = object()
-
-
 class DurableCompiled:
     """A rulebase compiled into durable-rules rulesets (shards) on one Host."""
 
@@ -1086,7 +1083,7 @@ class DurableSession:
             self.sid, self.sid_hash = sid, sid_hash
             compiled.open_sids[sid_hash] = sid
         self.values: dict[str, Any] = {}
-        self._frozen: dict[str, Any] = {}  # an attribute -> its value as a key (semantics.frozen), once asked for
+        self._keys = S.ValueKeys(self.values)  # the values as keys of what the compiled rulebase keeps (bound)
         self.started = False
         self.touched: set[str] = set()  # rulesets holding state for this session
         # facts for the rulesets no step has reached yet: a ruleset gets its catalog and the values
@@ -1114,9 +1111,8 @@ class DurableSession:
         return fact_ids(self.facts)[start : self.facts]
 
     def assert_values(self, values: Mapping[str, Any]) -> None:
-        frozen = self._frozen
+        self._keys.drop(values)
         for name, value in values.items():
-            frozen.pop(name, None)
             if value is S.ABSENT:
                 self.values.pop(name, None)
             else:
@@ -1161,10 +1157,8 @@ class DurableSession:
                     self._send(shard.name, {"sid": self.sid, "id": self._ids(1)[0], "t": "s", "k": step})
         # the values stay put while a step matches: a let's expansion in a ref is kept for the items it reads
         lets: dict[Any, Any] = {}
-        # what the checks and residual conditions bound, by the items the network bound and the values they read:
-        # kept from an earlier session that had them (bounded, as memo is)
-        if len(self.c.bound) > S.MEMO_LIMIT:
-            self.c.bound.clear()
+        # what the checks and residual conditions bound, by the items the network bound and the values they read,
+        # are kept from an earlier session that had them (semantics.kept_bindings)
         out = self._network_matches(found, skip, lets) + self._python_matches(step, skip, lets)
         found.clear()
         return out
@@ -1188,14 +1182,15 @@ class DurableSession:
             first, rest = self.c.split[id(rule)]
             if not all(S.holds(c, bound) for c in first):
                 continue
-            key = (id(rule), tuple(item_ids.items()), self._key(self.c.reads[id(rule)]), self._has(rule))
-            full_ids = kept.get(key)
-            if full_ids is None:
-                full_ids = kept[key] = [
-                    tuple((a, full[a].id) for a, _ in rule.variant.items)
-                    for full in S.matches(rest, bound, rule.variant.required, memo)
-                ]
-            out.extend(Match(rule.planned.id, rule.variant.index, ids) for ids in full_ids)
+            variant = rule.variant
+            key = (
+                id(rule),
+                tuple(item_ids.items()),
+                self._keys.key(self.c.reads[id(rule)]),
+                self._keys.present(variant.required),
+            )
+            full_ids = S.kept_bindings(kept, key, rest, bound, variant.required, variant.items, memo)
+            out.extend(Match(rule.planned.id, variant.index, ids) for ids in full_ids)
         return out
 
     def _python_matches(self, step: int, skip: frozenset[str], lets: dict[Any, Any]) -> list[Match]:
@@ -1208,42 +1203,13 @@ class DurableSession:
             if rule.planned.id in skip:
                 continue
             first, rest = self.c.split[id(rule)]
-            holds = True
-            for c in first:
-                said = known.get(id(c))
-                if said is None:
-                    said = known[id(c)] = S.holds(c, env)
-                if not said:
-                    holds = False
-                    break
-            if not holds:
+            if not S.all_hold(first, env, known):
                 continue
-            key = (id(rule), (), self._key(self.c.reads[id(rule)]), self._has(rule))
-            full_ids = kept.get(key)
-            if full_ids is None:
-                full_ids = kept[key] = [
-                    tuple((a, full[a].id) for a, _ in rule.variant.items)
-                    for full in S.matches(rest, env, rule.variant.required, memo)
-                ]
-            out.extend(Match(rule.planned.id, rule.variant.index, ids) for ids in full_ids)
+            variant = rule.variant
+            key = (id(rule), (), self._keys.key(self.c.reads[id(rule)]), self._keys.present(variant.required))
+            full_ids = S.kept_bindings(kept, key, rest, env, variant.required, variant.items, memo)
+            out.extend(Match(rule.planned.id, variant.index, ids) for ids in full_ids)
         return out
-
-    def _key(self, names: tuple[str, ...]) -> tuple[Any, ...]:
-        """The values of these attributes as a key (``semantics.frozen``), each made once a session."""
-        frozen = self._frozen
-        values = self.values
-        out = []
-        for name in names:
-            k = frozen.get(name, _UNSEEN)
-            if k is _UNSEEN:
-                k = frozen[name] = S.frozen(values.get(name, S.ABSENT))
-            out.append(k)
-        return tuple(out)
-
-    def _has(self, rule: _Rule) -> tuple[bool, ...]:
-        """Which of the attributes the rule requires have a value."""
-        values = self.values
-        return tuple([name in values for name in rule.variant.required])
 
     def _wanted(self, shard: _Shard, step: int) -> list[dict[str, Any]]:
         """The items of the shard's keyed catalogs that its patterns at this step allow, not asserted yet."""

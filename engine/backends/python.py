@@ -18,13 +18,12 @@ class PythonSession:
     def __init__(self, compiled: PythonCompiled) -> None:
         self._compiled = compiled
         self._values: dict[str, Any] = {}
-        self._frozen: dict[str, Any] = {}  # an attribute -> its value as a key (semantics.frozen), once asked for
+        self._keys = S.ValueKeys(self._values)
 
     def assert_values(self, values: Mapping[str, Any]) -> None:
         """Take the final values of these attributes (ABSENT: no value)."""
-        frozen = self._frozen
+        self._keys.drop(values)
         for name, value in values.items():
-            frozen.pop(name, None)
             if value is S.ABSENT:
                 self._values.pop(name, None)
             else:
@@ -45,51 +44,23 @@ class PythonSession:
                 continue
             for v in rule.variants:
                 first, rest = self._compiled.conditions[rule.id, v.index]
-                holds = True
-                for c in first:
-                    said = known.get(id(c))
-                    if said is None:
-                        said = known[id(c)] = S.holds(c, env)
-                    if not said:
-                        holds = False
-                        break
-                if not holds:
+                if not S.all_hold(first, env, known):
                     continue
                 if not rest:
                     if all(name in self._values for name in v.required):
                         out.append(Match(rule.id, v.index, ()))
                     continue
                 # the bindings of the joins are a function of the values their conditions read and of which
-                # required attributes have one: kept from an earlier run that had them (bounded, as memo is)
-                key = (id(v), self._key(self._compiled.reads[rule.id, v.index]), self._has(v.required))
-                found = bound.get(key)
-                if found is None:
-                    if len(bound) > S.MEMO_LIMIT:
-                        bound.clear()
-                    found = bound[key] = [
-                        tuple((a, items[a].id) for a, _ in v.items) for items in S.matches(rest, env, v.required, memo)
-                    ]
+                # required attributes have one: kept from an earlier run that had them
+                key = (id(v), self._keys.key(self._compiled.reads[rule.id, v.index]), self._keys.present(v.required))
+                found = S.kept_bindings(bound, key, rest, env, v.required, v.items, memo)
                 out.extend(Match(rule.id, v.index, ids) for ids in found)
         return out
-
-    def _key(self, names: tuple[str, ...]) -> tuple[Any, ...]:
-        frozen = self._frozen
-        values = self._values
-        out = []
-        for name in names:
-            k = frozen.get(name, _UNSEEN)
-            if k is _UNSEEN:
-                k = frozen[name] = S.frozen(values.get(name, S.ABSENT))
-            out.append(k)
-        return tuple(out)
-
-    def _has(self, names: tuple[str, ...]) -> tuple[bool, ...]:
-        values = self._values
-        return tuple([name in values for name in names])
 
     def close(self) -> None:
         """Forget the session's values."""
         self._values = {}
+        self._keys = S.ValueKeys(self._values)
 
 
 class PythonCompiled:
@@ -130,9 +101,6 @@ class PythonCompiled:
         self.at = {}
         self.memo.clear()
         self.bound.clear()
-
-
-_UNSEEN: Any = object()
 
 
 class PythonBackend:

@@ -540,6 +540,73 @@ def attributes_read(conditions: Iterable[Simple | FieldCond], attributes: Collec
     return tuple(sorted(found))
 
 
+class ValueKeys:
+    """The values of attributes as keys (``frozen``), each made once while they stay put (``drop`` forgets the
+    names whose values change): what a runner and the backends key what they keep for later runs by.
+    """
+
+    __slots__ = ("_done", "values")
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        self.values = values  # read, never written
+        self._done: dict[str, Any] = {}
+
+    def key(self, names: Iterable[str]) -> tuple[Any, ...]:
+        """The values of these attributes (ABSENT for one without a value), as one key."""
+        done, values = self._done, self.values
+        out = []
+        for name in names:
+            k = done.get(name, _UNSEEN)
+            if k is _UNSEEN:
+                k = done[name] = frozen(values.get(name, ABSENT))
+            out.append(k)
+        return tuple(out)
+
+    def present(self, names: Iterable[str]) -> tuple[bool, ...]:
+        """Which of these attributes have a value."""
+        values = self.values
+        return tuple([name in values for name in names])
+
+    def drop(self, names: Iterable[str]) -> None:
+        """Forget the keys of these attributes (their values change)."""
+        for name in names:
+            self._done.pop(name, None)
+
+
+def all_hold(conditions: Iterable[Simple], env: Env, known: dict[int, bool]) -> bool:
+    """Do all these conditions (none a positive join) hold? Each is asked once for ``known`` (by its id): the
+    conditions before a rule's first join, which its variants and the rules of its base share.
+    """
+    for c in conditions:
+        said = known.get(id(c))
+        if said is None:
+            said = known[id(c)] = holds(c, env)
+        if not said:
+            return False
+    return True
+
+
+def kept_bindings(
+    kept: dict[Any, list[tuple[tuple[str, str], ...]]],
+    key: Any,
+    conditions: Sequence[Simple],
+    env: Env,
+    required: Sequence[str],
+    aliases: Sequence[tuple[str, str]],
+    memo: dict[Any, Any],
+) -> list[tuple[tuple[str, str], ...]]:
+    """The bindings (each alias of ``aliases`` with its item's id) that ``matches`` gives, kept in ``kept`` by
+    ``key``, which must name everything they depend on: the conditions, the values those read, which of
+    ``required`` have one, and the items ``env`` binds. ``kept`` is emptied past ``MEMO_LIMIT`` entries.
+    """
+    found = kept.get(key)
+    if found is None:
+        if len(kept) > MEMO_LIMIT:
+            kept.clear()
+        found = kept[key] = [tuple((a, m[a].id) for a, _ in aliases) for m in matches(conditions, env, required, memo)]
+    return found
+
+
 def same_key(value: Any) -> tuple[str, Any] | None:
     """The key under which ``same`` finds a scalar (1 and 1.0 share one; True and 1 do not)."""
     k = kind(value)

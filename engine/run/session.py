@@ -139,9 +139,6 @@ def rule_error(
     )
 
 
-_UNSEEN: Any = object()
-
-
 class SessionRunner:
     """A compiled rulebase on one backend; each workload runs in a session of its own.
 
@@ -399,7 +396,7 @@ class _Run:
         self.read: dict[tuple[int, int], tuple[list[Any], dict[str, Any]]] = {}
         # a rule (by id) -> the frame of its last firing whose lets were all computed (fire)
         self.last: dict[int, list[Any]] = {}
-        self.frozen: dict[str, Any] = {}  # an attribute -> its value as a key (key)
+        self.keys = S.ValueKeys(self.values)  # the values as keys of what the runner keeps (key)
         self.kept = kept  # the runner's let values of earlier runs (_lets), or None
         self.stores: dict[int, dict[Any, tuple[list[Any], int]]] = {}  # a let group (by id) -> its values in kept
 
@@ -410,18 +407,13 @@ class _Run:
             self.values[name] = value
 
     def key(self, reads: tuple[str, ...]) -> tuple[Any, ...]:
-        """The values of these attributes as a key (``semantics.frozen``): each made once a run, as the
+        """The values of these attributes as a key (``semantics.ValueKeys``): each made once a run, as the
         attributes are final when a rule reads them.
         """
-        done = self.frozen
-        values = self.values
-        out = []
-        for name in reads:
-            k = done.get(name, _UNSEEN)
-            if k is _UNSEEN:
-                k = done[name] = S.frozen(values.get(name, S.ABSENT))
-            out.append(k)
-        return tuple(out)
+        keys = self.keys
+        if keys.values is not self.values:  # the values were replaced (a rule fired alone on given values)
+            keys = self.keys = S.ValueKeys(self.values)
+        return keys.key(reads)
 
     def fire(self, rule: PlannedRule, required: tuple[str, ...], items: dict[str, Item]) -> None:
         """Compute one firing and record it."""
