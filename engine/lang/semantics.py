@@ -483,14 +483,12 @@ def _kept(memo: dict[Any, Any], join: _Join, outcome: Callable[[], Any]) -> Any:
 
 
 def _value_key(value: Any) -> Any:
-    """A computed operand as a key: its type and value (1, 1.0 and true apart, 0.0 apart from
-    -0.0; no value as itself); None for a list, a record or a number that is not finite.
+    """A computed operand as a key (``frozen``: 1, 1.0 and true apart, 0.0 apart from -0.0, no value as
+    itself), for a scalar only: None for a list, a record or a number that is not finite.
     """
     t = type(value)
-    if t is str or t is int or t is bool or value is ABSENT or value is None:
-        return (t, value)
-    if t is float and math.isfinite(value):
-        return (t, repr(value)) if value == 0.0 else (t, value)
+    if t is str or t is int or t is bool or value is ABSENT or value is None or (t is float and math.isfinite(value)):
+        return frozen(value)
     return None
 
 

@@ -283,12 +283,9 @@ class SessionRunner:
         # firing order inside a stratum is the backend's business; ours is deterministic
         for m in sorted(matches):
             rule = self.rb.rules[m.rule]
-            variant = rule.variants[m.variant]
-            items = {
-                alias: self.rb.catalogs[cat].items[iid]
-                for (alias, iid), (_, cat) in zip(m.items, variant.items, strict=True)
-            }
-            run.fire(rule, variant.required, items)
+            made = self._fire_one(run, rule, m)
+            if made is not None:
+                run.record(rule, made)
         run.check()
 
 
