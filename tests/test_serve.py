@@ -390,20 +390,28 @@ def test_concurrent_requests_each_get_their_own_answer(client, server, expected,
         print(f"\n{len(jobs)} requests, 24 at once, 2 workers: {took:.1f} s, all {len(jobs)} answered correctly")
 
 
-def test_a_worker_that_dies_costs_one_request(pool, server):
-    """A worker ended mid-request (as a crash in durable-rules' C code would end it): that request
-    gets a 500 in the error shape, the others are answered, and a replacement worker starts."""
-    slow = {"workload": LLAMA, "max": "batch_size", "while": "memory.vram_required_gb <= 100000"}
+def taken(pool, url, body):
+    """Post a what-if from another thread and return once a worker has taken it (or it was answered, or a
+    minute passed): the thread, and the dict its response goes in, under "r"."""
     out = {}
 
     def call():
-        out["r"] = httpx.post(f"{server.url}/api/v1/what-if", json=slow, timeout=300)
+        out["r"] = httpx.post(f"{url}/api/v1/what-if", json=body, timeout=300)
 
     t = threading.Thread(target=call)
     t.start()
     deadline = time.monotonic() + 60
-    while not pool.answering and time.monotonic() < deadline:  # the worker that took the request
-        time.sleep(0.01)  # the search takes a second or more even on a fast machine: kill it well inside that
+    while not pool.answering and "r" not in out and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return t, out
+
+
+def test_a_worker_that_dies_costs_one_request(pool, server):
+    """A worker ended mid-request (as a crash in durable-rules' C code would end it): that request
+    gets a 500 in the error shape, the others are answered, and a replacement worker starts."""
+    # the search takes a second or more even on a fast machine: it is killed well inside that
+    slow = {"workload": LLAMA, "max": "batch_size", "while": "memory.vram_required_gb <= 100000"}
+    t, out = taken(pool, server.url, slow)
     assert pool.answering, "no worker took the request within a minute"
     (busy,) = pool.answering
     os.kill(busy, signal.SIGKILL)
@@ -441,20 +449,11 @@ def test_timeout_and_busy():
         values = ",".join(str(8 * (i + 1)) for i in range(MAX_SWEEP))
         slow = {"workload": LLAMA, "sweep": f"batch_size={values}"}
         with Server(pool, Options(timeout=timeout)) as s:
-            results = {}
-
-            def call():
-                results["slow"] = httpx.post(f"{s.url}/api/v1/what-if", json=slow, timeout=300)
-
-            t = threading.Thread(target=call)
-            t.start()
-            deadline = time.monotonic() + 60
-            while not pool.answering and "slow" not in results and time.monotonic() < deadline:
-                time.sleep(0.01)
+            t, out = taken(pool, s.url, slow)
             busy = httpx.post(f"{s.url}/api/v1/recommend", json={"workload": SMALL}, timeout=300)
             t.join(120)
             assert error_shape(busy, 429)["code"] == "busy"
-            body = error_shape(results["slow"], 503)
+            body = error_shape(out["r"], 503)
             assert body["code"] == "timeout" and f"{timeout:g} s" in body["message"]
             deadline = time.monotonic() + 120
             while pool.alive < 1 and time.monotonic() < deadline:
