@@ -412,7 +412,7 @@ def test_a_worker_that_dies_costs_one_request(pool, server):
     # the search takes a second or more even on a fast machine: it is killed well inside that
     slow = {"workload": LLAMA, "max": "batch_size", "while": "memory.vram_required_gb <= 100000"}
     t, out = taken(pool, server.url, slow)
-    assert pool.answering, "no worker took the request within a minute"
+    assert pool.answering, f"no worker was seen answering the request (answered first: {'r' in out})"
     (busy,) = pool.answering
     os.kill(busy, signal.SIGKILL)
     t.join(120)
