@@ -308,6 +308,13 @@ class _Made:
         self.order: str | None = None  # _Run._items_key
 
 
+def _keep(kept: dict[Any, Any], key: Any, value: Any, limit: int) -> None:
+    """Keep ``value`` under ``key``, forgetting the oldest key once more than ``limit`` are kept."""
+    kept[key] = value
+    if len(kept) > limit:
+        del kept[next(iter(kept))]
+
+
 class RuleMemo:
     """The firings each rule made, by the values of the attributes it read (``semantics.frozen``), for the
     later runs of one runner: a sweep's cases differ in a few inputs, and most rules read none of them. A rule
@@ -333,10 +340,7 @@ class RuleMemo:
 
     def put(self, rule: str, key: Any, made: list[_Made]) -> None:
         """Keep the firings the rule made on these values."""
-        kept = self._by.setdefault(rule, {})
-        kept[key] = made
-        if len(kept) > self.KEYS:
-            del kept[next(iter(kept))]
+        _keep(self._by.setdefault(rule, {}), key, made, self.KEYS)
 
     def clear(self) -> None:
         """Forget every firing."""
@@ -360,9 +364,8 @@ class LetMemo:
         kept = self._by.setdefault(id(group), {})
         store = kept.get(key)
         if store is None:
-            store = kept[key] = {}
-            if len(kept) > self.KEYS:
-                del kept[next(iter(kept))]
+            store = {}
+            _keep(kept, key, store, self.KEYS)
         return store
 
     def clear(self) -> None:
