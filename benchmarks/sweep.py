@@ -5,6 +5,9 @@
 1. Where one case's time goes, in one process (CPU seconds): validating the workload, the
    engine's run (matching, firing, combining), and what only a report needs (the derivation
    graph and the JSON document). The same cases, so the figures are ratios of one run.
+1b. Inside the engine's run, on both backends: the backend's matching (durable-rules' C engine
+   apart), the rules' lets and conclusions (and the rule that takes most of them), recording the
+   firings and combining the contributions, and the rest.
 2. Cases per second per core on the conclusions-only path a sweep takes, against the full path
    (graph and JSON) in the same run, on both rule-engine backends; for the shipped grid
    (examples/sweeps/open-models.yaml, 90 serving cases) and for a mixed set of training,
@@ -79,6 +82,84 @@ def where_time_goes(rec, texts: list[str]) -> dict:
     doc_s = time.process_time() - t
     n = len(texts)
     return {k: v / n * 1000 for k, v in (("load", load_s), ("run", run_s), ("graph", graph_s), ("document", doc_s))}
+
+
+def inside_the_run(rec, texts: list[str]) -> dict:
+    """Where the engine's run of a case goes (wall ms per case, one pass after a warm-up, the memo cleared
+    before each): the backend's matching (for durable-rules, with its C engine's calls apart), the rules'
+    lets and conclusions (with the rule that takes most), recording the firings and combining the
+    contributions, and the rest (the steps' bookkeeping and the memos' keys). Each part is timed by
+    wrapping the method that does it, for this pass only.
+    """
+    from collections import Counter
+
+    from engine.run import session as SS
+
+    clock = time.perf_counter
+    spent: Counter = Counter()
+    by_rule: Counter = Counter()
+    firings: Counter = Counter()
+    saved: list[tuple[object, str, object]] = []
+
+    def timed(owner, name: str, label: str, per_rule: bool = False) -> None:
+        inner = getattr(owner, name)
+        saved.append((owner, name, owner.__dict__.get(name)))
+
+        def run(*args, **kwargs):
+            t = clock()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                dt = clock() - t
+                spent[label] += dt
+                if per_rule:
+                    by_rule[args[1].id] += dt
+                    firings[args[1].id] += 1
+
+        setattr(owner, name, run)
+
+    def one_pass() -> float:
+        rec.runner.forget()
+        t = clock()
+        for x in texts:
+            rec.runner.run(rec.load_text(x, "case"))
+        return clock() - t
+
+    one_pass()  # warm-up: what a process's first case loads once
+    runner = rec.runner
+    opened = runner._open
+
+    def open_timed():
+        session = opened()
+        for name in ("match", "assert_values", "close"):
+            timed(session, name, "backend")
+        return session
+
+    timed(SS._Run, "compute", "lets", per_rule=True)
+    timed(SS._Run, "record", "combine")
+    timed(SS._Run, "conclude", "combine")
+    runner._open = open_timed
+    compiled = runner.compiled
+    engine_calls = getattr(type(compiled), "send", None)
+    if engine_calls is not None:  # durable-rules: its C engine's calls (asserting facts, running actions)
+        timed(type(compiled), "send", "engine")
+    total = 0.0
+    try:
+        total = one_pass()
+    finally:
+        del runner._open
+        for owner, name, before in reversed(saved):
+            if before is None:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, before)
+    n = len(texts)
+    top, top_s = by_rule.most_common(1)[0]
+    out = {k: spent[k] / n * 1000 for k in ("backend", "engine", "lets", "combine")}
+    out["total"] = total / n * 1000
+    out["rest"] = out["total"] - out["backend"] - out["lets"] - out["combine"]
+    out["top"], out["top_ms"], out["top_firings"] = top, top_s / n * 1000, firings[top] / n
+    return out
 
 
 def per_core(rec, texts: list[str], repeat: int) -> dict:
@@ -189,6 +270,23 @@ def main() -> None:
             f"   {name:12s} validate {d['load']:5.1f}  engine run {d['run']:5.1f}  graph {d['graph']:5.1f}  "
             f"JSON document {d['document']:5.1f}   (run = {d['run'] / total:.0%} of {total:.1f})"
         )
+    say("")
+    say("1b. inside the engine's run (wall ms per case, one pass; shares of the run)")
+    for backend in ("durable", "python"):
+        from engine import Recommender
+
+        with Recommender(rulebase=rec.rulebase, backend=get_backend(backend)) as r:
+            for name, texts in (("shipped grid", grid), ("mixed set", mixed)):
+                d = inside_the_run(r, texts)
+                total = d["total"]
+                engine = f" (its C engine {d['engine']:4.1f})" if backend == "durable" else ""
+                say(
+                    f"   {backend:8s} {name:12s} run {total:5.1f}: matching {d['backend']:5.1f}{engine} "
+                    f"{d['backend'] / total:4.0%}, lets and conclusions {d['lets']:5.1f} {d['lets'] / total:4.0%} "
+                    f"({d['top']} {d['top_ms']:4.1f}, {d['top_firings']:.0f} firings), recording and combining "
+                    f"{d['combine']:4.1f} {d['combine'] / total:4.0%}, "
+                    f"the rest {d['rest']:4.1f} {d['rest'] / total:4.0%}"
+                )
     say("")
     say(f"2. cases per second per core (CPU time; median of {args.repeat}), conclusions only against the full path")
     rates = {}
